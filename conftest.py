@@ -1,0 +1,3 @@
+"""Registers the extractbench plugins; nothing else."""
+
+pytest_plugins = ["fixtures.plugin", "plugins.extractbench"]

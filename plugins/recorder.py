@@ -1,0 +1,78 @@
+"""What one item records while its test runs: scores, the generation, errors."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from fixtures.models.base import Generation
+from suites.item import Item
+
+__all__ = ["ItemRecorder"]
+
+_METRIC_RE = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
+
+
+class ItemRecorder:
+    """Collects one item's scores and generation; the ``score`` fixture is one of these.
+
+    ``score("accuracy", 1.0)`` records a metric; ``score.generation(gen)`` records the
+    model output. Scores also go to ``user_properties`` (as ``suite/metric``) so JUnit
+    shows them as test-case properties.
+    """
+
+    def __init__(self, item: Item, user_properties: list[tuple[str, object]]) -> None:
+        self.item = item
+        self.scores: dict[str, float | None] = {}
+        self.prediction: str | None = None
+        self.tokens: dict[str, int] = {}
+        self.latency_s: float | None = None
+        self._properties = user_properties
+
+    def __call__(self, metric: str, value: float | None) -> None:
+        """Record ``metric`` for this item.
+
+        Args:
+            metric: name without the suite prefix (``accuracy``, ``html/h_content``).
+            value: a finite float (0-1 unless the metric's docs say otherwise), or None
+                for "not computed" (counted, kept out of the mean).
+
+        Raises:
+            ValueError: bad metric name, non-finite value, or the metric recorded twice.
+        """
+        if not _METRIC_RE.match(metric):
+            raise ValueError(f"score: metric name {metric!r} must be letters, digits, _ . - and /")
+        if metric in self.scores:
+            raise ValueError(f"score: metric {metric!r} recorded twice for {self.item.id}")
+        if value is not None:
+            value = float(value)
+            if not math.isfinite(value):
+                raise ValueError(f"score: {metric} = {value} is not a finite number ({self.item.id})")
+        self.scores[metric] = value
+        self._properties.append((f"{self.item.suite}/{metric}", "" if value is None else value))
+
+    def generation(self, generation: Generation) -> None:
+        """Record the model's output for the run record (prediction, tokens, latency)."""
+        self.prediction = generation.text
+        self.tokens = {
+            "prompt": generation.prompt_tokens,
+            "completion": generation.completion_tokens,
+        }
+        self.latency_s = generation.latency_s
+        self._properties.append(("prediction", generation.text))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The item's entry in the run record (JSON-safe)."""
+        return {
+            "id": self.item.id,
+            "suite": self.item.suite,
+            "group": self.item.group,
+            "prompt_sha256": self.item.prompt_sha256,
+            "prediction": self.prediction,
+            "reference": self.item.reference,
+            "scores": dict(self.scores),
+            "tokens": dict(self.tokens),
+            "latency_s": self.latency_s,
+            "meta": dict(self.item.meta),
+        }

@@ -1,0 +1,69 @@
+"""The JSON run record: one file per run, from which every other report is rendered."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SCHEMA_VERSION", "new_run_id", "write_record", "read_record", "RecordError"]
+
+SCHEMA_VERSION = 1
+
+
+class RecordError(Exception):
+    """A run record cannot be read: missing, damaged, or of another schema version."""
+
+
+def new_run_id(now: datetime | None = None) -> str:
+    """A sortable unique run id such as ``20261122T104500Z-3f9a1c``."""
+    now = now or datetime.now(UTC)
+    return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+
+
+def write_record(record: dict[str, Any], path: Path) -> Path:
+    """Write ``record`` as indented UTF-8 JSON, atomically (temp file + rename).
+
+    A reader never sees a half-written file, even when the run is killed while writing.
+
+    Raises:
+        OSError: the folder cannot be created or written.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(record, fh, indent=1, ensure_ascii=False, allow_nan=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def read_record(path: Path) -> dict[str, Any]:
+    """Read a run record and check its schema version.
+
+    Raises:
+        RecordError: the file is missing, not JSON, not a run record, or of another
+            schema version; the message names the file.
+    """
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise RecordError(f"{path}: no such run record") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RecordError(f"{path}: not a readable JSON run record ({exc})") from exc
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise RecordError(f"{path}: not an extractbench run record (no schema_version)")
+    if data["schema_version"] != SCHEMA_VERSION:
+        raise RecordError(
+            f"{path}: run record schema version {data['schema_version']}, this extractbench "
+            f"reads version {SCHEMA_VERSION}"
+        )
+    return data

@@ -1,0 +1,84 @@
+"""Split documents into chunks of a fixed number of tokens, identically for every model."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+__all__ = ["CHUNK_TOKENS", "Tokenizer", "GemmaTokenizer", "chunk_spans", "ChunkingError"]
+
+CHUNK_TOKENS = 1920  # Arora et al. 2024, FDA task: "chunks of 1,920 tokens"
+
+
+class ChunkingError(Exception):
+    """The tokenizer's pieces do not reproduce the text, so chunks cannot be cut exactly."""
+
+
+class Tokenizer(Protocol):
+    """Splits text into token pieces whose bytes concatenate back to the UTF-8 text."""
+
+    name: str
+
+    def pieces(self, text: str) -> Sequence[bytes]:
+        """The UTF-8 bytes of each token of ``text``, in order."""
+        ...
+
+
+class GemmaTokenizer:
+    """The Gemma 3 tokenizer read from the packaged default GGUF (vocabulary only).
+
+    Used for chunking whatever model is under test, so chunk boundaries (and therefore
+    items) are the same for every model.
+    """
+
+    def __init__(self, path: Path, sha256: str) -> None:
+        from llama_cpp import Llama
+
+        with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
+            self._vocab = Llama(model_path=str(path), vocab_only=True, verbose=False)
+        self.name = f"gemma-3 tokenizer ({path.name}, sha256 {sha256[:12]})"
+
+    def pieces(self, text: str) -> list[bytes]:
+        ids = self._vocab.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        return [self._vocab.detokenize([i]) for i in ids]
+
+
+def chunk_spans(text: str, tokenizer: Tokenizer, chunk_tokens: int = CHUNK_TOKENS) -> list[tuple[int, int]]:
+    """Character spans ``[start, end)`` of consecutive chunks of ``chunk_tokens`` tokens.
+
+    The spans cover ``text`` exactly, without overlap; a cut is made after every
+    ``chunk_tokens`` tokens of ``tokenizer``. A cut that would fall inside a multi-byte
+    character (byte-fallback tokens) moves back to that character's start, so the next
+    chunk may hold up to 3 byte tokens more. ``text[s:e]`` is the chunk.
+
+    Args:
+        text: the document.
+        tokenizer: splits text into byte pieces that concatenate back to the text.
+        chunk_tokens: tokens per chunk, > 0.
+
+    Raises:
+        ChunkingError: the pieces do not concatenate to the text's UTF-8 bytes.
+        ValueError: chunk_tokens < 1.
+    """
+    if chunk_tokens < 1:
+        raise ValueError(f"chunk_tokens must be positive, got {chunk_tokens}")
+    data = text.encode("utf-8")
+    pieces = tokenizer.pieces(text)
+    if b"".join(pieces) != data:
+        raise ChunkingError(f"{tokenizer.name}: token pieces do not reproduce the text")
+    byte_cuts = [0]
+    offset = 0
+    for i, piece in enumerate(pieces, start=1):
+        offset += len(piece)
+        if i % chunk_tokens == 0 and offset < len(data):
+            cut = offset
+            while cut > byte_cuts[-1] and (data[cut] & 0xC0) == 0x80:
+                cut -= 1
+            if cut > byte_cuts[-1]:
+                byte_cuts.append(cut)
+    byte_cuts.append(len(data))
+    char_cuts = [len(data[:cut].decode("utf-8")) for cut in byte_cuts]
+    return [(a, b) for a, b in zip(char_cuts, char_cuts[1:], strict=False) if b > a]

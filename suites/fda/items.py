@@ -1,0 +1,195 @@
+"""FDA items: (the chunk containing the value, the key), prompt ``{chunk}\\n{key}:``.
+
+Source: Arora et al. 2024 (Based), FDA task; lm-evaluation-harness ``fda`` task
+(``until ["\\n"]``, ``max_gen_toks 48``). Data: ``fda/`` under the data dir
+(SOURCES.md section 1: FDA 510(k) decision summaries with silver key-value labels).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from suites.fda.chunking import CHUNK_TOKENS, ChunkingError, GemmaTokenizer, Tokenizer, chunk_spans
+from suites.item import DataError, DataMissing, Item, SuiteData
+
+__all__ = ["LABELS_FILE", "MAX_TOKENS", "STOP", "read_labels", "build_items", "load_items"]
+
+LABELS_FILE = "fda/fda_kv_labels_derived.jsonl"
+MAX_TOKENS = 48
+STOP = ("\n",)
+_FIELDS = ("doc_id", "doc_file", "key", "value")
+
+
+def read_labels(path: Path) -> list[dict[str, Any]]:
+    """Read the key-value labels, one JSON object per line.
+
+    Returns:
+        Dicts with at least ``doc_id``, ``doc_file``, ``key``, ``value`` (all strings),
+        in file order.
+
+    Raises:
+        DataError: a line is not a JSON object with those string fields, or a
+            (doc_id, key) pair repeats; the message gives ``file:line``.
+    """
+    labels = []
+    seen: set[tuple[str, str]] = set()
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            if not isinstance(row, dict):
+                raise DataError(f"{path}:{lineno}: expected a JSON object")
+            bad = [f for f in _FIELDS if not isinstance(row.get(f), str) or not row[f].strip()]
+            if bad:
+                raise DataError(f"{path}:{lineno}: missing or empty field(s) {', '.join(bad)}")
+            pair = (row["doc_id"], row["key"])
+            if pair in seen:
+                raise DataError(f"{path}:{lineno}: duplicate label for {row['doc_id']} / {row['key']}")
+            seen.add(pair)
+            labels.append(row)
+    return labels
+
+
+def _slug(key: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", key.lower()).strip("_")
+
+
+def build_items(
+    labels: list[dict[str, Any]], docs: dict[str, str], spans: dict[str, list[tuple[int, int]]]
+) -> tuple[list[Item], list[str]]:
+    """Turn labels into items, one per label whose value occurs in a chunk.
+
+    The item's chunk is the first chunk of the document that contains the value
+    (case-insensitive, as the metric matches). Items are ordered by document, chunk,
+    then label order, so the items of one chunk (one group) are consecutive.
+
+    Args:
+        labels: rows from :func:`read_labels`.
+        docs: doc_id -> document text.
+        spans: doc_id -> chunk spans from :func:`suites.fda.chunking.chunk_spans`.
+
+    Returns:
+        (items, unmatched) where unmatched lists ``doc_id/key`` of labels whose value
+        occurs in no single chunk (e.g. split by a chunk boundary).
+    """
+    placed: dict[tuple[str, int], list[Item]] = defaultdict(list)
+    unmatched = []
+    for row in labels:
+        doc_id, key, value = row["doc_id"], row["key"], row["value"]
+        text = docs[doc_id]
+        pattern = re.compile(re.escape(value.strip()), re.IGNORECASE)
+        for index, (start, end) in enumerate(spans[doc_id]):
+            chunk = text[start:end]
+            if pattern.search(chunk):
+                group = f"fda/{doc_id}/c{index}"
+                placed[(doc_id, index)].append(
+                    Item(
+                        id=f"{group}/{_slug(key)}",
+                        group=group,
+                        prompt=f"{chunk}\n{key}:",
+                        reference=value,
+                        meta={"key": key, "doc_id": doc_id, "chunk": index, "panel": row.get("panel", "")},
+                        max_tokens=MAX_TOKENS,
+                        stop=STOP,
+                    )
+                )
+                break
+        else:
+            unmatched.append(f"{doc_id}/{key}")
+    items = [item for pos in sorted(placed) for item in placed[pos]]
+    return items, unmatched
+
+
+def _cache_file(docs: dict[str, str], tokenizer_sha: str) -> Path:
+    digest = hashlib.sha256(f"{tokenizer_sha}|{CHUNK_TOKENS}".encode())
+    for doc_id in sorted(docs):
+        digest.update(doc_id.encode() + b"\0" + docs[doc_id].encode("utf-8") + b"\0")
+    from fixtures.models.files import cache_dir
+
+    return cache_dir() / "chunks" / f"fda-{digest.hexdigest()[:24]}.json"
+
+
+def _chunk_all(docs: dict[str, str], make_tokenizer: Any, tokenizer_sha: str) -> tuple[dict[str, list[tuple[int, int]]], str]:
+    cache = _cache_file(docs, tokenizer_sha)
+    try:
+        cached = json.loads(cache.read_text(encoding="utf-8"))
+        return {k: [tuple(s) for s in v] for k, v in cached["spans"].items()}, cached["tokenizer"]
+    except (OSError, ValueError, KeyError):
+        pass
+    tokenizer: Tokenizer = make_tokenizer()
+    try:
+        spans = {doc_id: chunk_spans(text, tokenizer) for doc_id, text in sorted(docs.items())}
+    except ChunkingError as exc:
+        raise DataError(str(exc)) from None
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".chunks-", dir=cache.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"tokenizer": tokenizer.name, "spans": spans}, fh)
+        os.replace(tmp, cache)
+    except OSError:
+        pass  # the cache only saves time
+    return spans, tokenizer.name
+
+
+def load_items(data_dir: Path) -> SuiteData:
+    """Build the FDA suite from ``data_dir/fda``.
+
+    Documents are chunked into 1,920-token chunks with the Gemma 3 tokenizer of the
+    packaged default model, whatever model is evaluated (chunk spans are cached in the
+    user cache, keyed by document contents and tokenizer).
+
+    Raises:
+        DataMissing: the labels file is absent.
+        DataError: a label line is malformed or names a document that is absent.
+    """
+    labels_path = data_dir / LABELS_FILE
+    if not labels_path.is_file():
+        raise DataMissing(f"{labels_path} not found (see ../shared/data/SOURCES.md section 1)")
+    labels = read_labels(labels_path)
+    docs: dict[str, str] = {}
+    for row in labels:
+        if row["doc_id"] not in docs:
+            doc_path = labels_path.parent / row["doc_file"]
+            try:
+                docs[row["doc_id"]] = doc_path.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise DataError(f"{labels_path}: document {doc_path} of {row['doc_id']}: {exc.strerror}") from None
+
+    from fixtures.models.files import default_model_path, file_sha256
+
+    model_path = default_model_path()
+    sha = file_sha256(model_path)
+    spans, tokenizer_name = _chunk_all(docs, lambda: GemmaTokenizer(model_path, sha), sha)
+    items, unmatched = build_items(labels, docs, spans)
+    notes: dict[str, Any] = {
+        "source": "Arora et al. 2024 (Based) FDA task; lm-evaluation-harness fda",
+        "data": "FDA 510(k) decision summaries (MinerU markdown) with silver heading-derived "
+        "labels, substituting for hazyresearch/based-fda (not reachable offline)",
+        "tokenizer": tokenizer_name,
+        "chunk_tokens": CHUNK_TOKENS,
+        "documents": len(docs),
+        "chunks": sum(len(s) for s in spans.values()),
+        "labels": len(labels),
+        "labels_unmatched": len(unmatched),
+        "unmatched": unmatched,
+        "max_tokens": MAX_TOKENS,
+        "stop": list(STOP),
+    }
+    if unmatched:
+        notes["warning_unmatched"] = (
+            f"{len(unmatched)} of {len(labels)} labels have a value found in no single chunk "
+            "and are not items (listed under suites.fda.notes.unmatched in the run record)"
+        )
+    return SuiteData(items=items, notes=notes)

@@ -1,0 +1,71 @@
+"""The benchmark item: what every suite builds from its data and the plugin parametrizes."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Item", "SuiteData", "DataError", "DataMissing"]
+
+
+class DataError(Exception):
+    """A data file is malformed or missing something a suite needs.
+
+    The message names the file (and line, where there is one) and what is wrong.
+    """
+
+
+class DataMissing(DataError):
+    """A suite's data files are absent; the suite is skipped with this message."""
+
+
+@dataclass(frozen=True)
+class Item:
+    """One benchmark item.
+
+    Attributes:
+        id: stable identifier, ``"<suite>/..."`` (e.g. ``fda/K153137/c2/applicant``);
+            identical on every xdist worker and every run.
+        group: unit that shares a prompt prefix (FDA: one document chunk). Items of one
+            group run consecutively on one worker so the backend reuses the prefix.
+        prompt: the exact text given to the model.
+        reference: the gold answer the metric compares against.
+        meta: JSON-safe attributes (breakdown keys such as ``key``, ``doc_id``).
+        max_tokens: generation budget in the model's tokens.
+        stop: stop sequences (excluded from the generation).
+    """
+
+    id: str
+    group: str
+    prompt: str
+    reference: str
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    max_tokens: int = 256
+    stop: tuple[str, ...] = ()
+
+    @property
+    def suite(self) -> str:
+        """The suite name: the part of ``id`` before the first ``/``."""
+        return self.id.split("/", 1)[0]
+
+    @property
+    def prompt_sha256(self) -> str:
+        """Hex SHA-256 of the UTF-8 prompt (goes into the run record instead of the prompt)."""
+        return hashlib.sha256(self.prompt.encode("utf-8")).hexdigest()
+
+
+@dataclass
+class SuiteData:
+    """What a suite's loader returns.
+
+    Attributes:
+        items: every item of the suite, in a stable order.
+        notes: JSON-safe facts about how the items were built (counts of labels that
+            could not be used, substitutions of data, tokenizer names); copied into the
+            run record under ``suites.<name>``.
+    """
+
+    items: list[Item]
+    notes: dict[str, Any] = field(default_factory=dict)
