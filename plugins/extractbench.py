@@ -233,7 +233,7 @@ def _gate_reports(results: list[dict[str, Any]]) -> list[TestReport]:
         ]
         common = dict(nodeid=nodeid, location=("gate", None, nodeid), keywords={}, user_properties=props)
         outcome = "passed" if result["passed"] else "failed"
-        longrepr = None if result["passed"] else f"{result['expression']}: {result['reason']}"
+        longrepr = None if result["passed"] else f"gate {result['expression']} failed: {result['reason']}"
         reports.append(TestReport(outcome=outcome, longrepr=longrepr, when="call", duration=0.0, **common))
         reports.append(TestReport(outcome="passed", longrepr=None, when="teardown", duration=0.0, **common))
     return reports

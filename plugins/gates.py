@@ -139,8 +139,7 @@ def evaluate_gates(
                 )
             continue
         passed = _OPS[gate.op](value, gate.threshold)
-        verdict = "passed" if passed else "FAILED"
         results.append(
-            GateResult(gate, value, passed, f"{verdict}: {gate.metric} = {value:.4f}, required {gate.op} {gate.threshold:g}")
+            GateResult(gate, value, passed, f"{gate.metric} = {value:.4f}, required {gate.op} {gate.threshold:g}")
         )
     return results

@@ -1,0 +1,89 @@
+"""Shared fixtures for the harness's own tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+TOY_SUITE = '''
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from suites.item import DataError, DataMissing, Item, SuiteData
+
+
+def load(data_dir: Path) -> SuiteData:
+    path = data_dir / "toy.jsonl"
+    if not path.exists():
+        raise DataMissing(f"{path} not found")
+    items = []
+    for lineno, line in enumerate(path.read_text().splitlines(), start=1):
+        try:
+            row = json.loads(line)
+        except ValueError:
+            raise DataError(f"{path}:{lineno}: not valid JSON") from None
+        items.append(
+            Item(
+                id=f"toy/{row['doc']}/{row['key']}",
+                group=f"toy/{row['doc']}",
+                prompt=f"{row['text']}\\n{row['key']}:",
+                reference=row["value"],
+                meta={"key": row["key"]},
+                max_tokens=8,
+                stop=("\\n",),
+            )
+        )
+    return SuiteData(items, notes={"rows": len(items)})
+
+
+@pytest.mark.suite("toy", load=load, breakdown="key")
+def test_toy(bench_item, model, score, request):
+    delay = float(request.config.getoption("--toy-delay", 0) or 0)
+    if delay:
+        time.sleep(delay)
+    generation = model.generate(bench_item.prompt, max_tokens=bench_item.max_tokens, stop=bench_item.stop)
+    score.generation(generation)
+    score("accuracy", float(bench_item.reference.lower() in generation.text.lower()))
+    score("length", min(1.0, len(generation.text) / 20))
+'''
+
+TOY_CONFTEST = '''
+pytest_plugins = ["fixtures.plugin", "plugins.extractbench"]
+
+def pytest_addoption(parser):
+    parser.addoption("--toy-delay", default="0")
+'''
+
+
+def toy_rows(n_docs: int = 6) -> list[dict[str, str]]:
+    """Rows whose fake-model answers are right for some keys and wrong for others."""
+    rows = []
+    for d in range(n_docs):
+        text = f"Applicant: Acme {d}\nColour: red\nSize: {d * 7} mm"
+        rows.append({"doc": f"d{d}", "key": "applicant", "value": f"Acme {d}", "text": text})
+        rows.append({"doc": f"d{d}", "key": "colour", "value": "blue" if d % 2 else "red", "text": text})
+        rows.append({"doc": f"d{d}", "key": "size", "value": f"{d * 7} mm", "text": text})
+        rows.append({"doc": f"d{d}", "key": "weight", "value": "3 kg", "text": text})
+    return rows
+
+
+@pytest.fixture
+def toy(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A pytester project holding a toy suite with data in ./data, run with the fake model."""
+    pytester.makeconftest(TOY_CONFTEST)
+    pytester.makepyfile(test_toy=TOY_SUITE)
+    data = pytester.mkdir("data")
+    (data / "toy.jsonl").write_text("\n".join(json.dumps(r) for r in toy_rows()) + "\n")
+    pytester.makepyprojecttoml("[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n")
+    return pytester
+
+
+def read_json(path: Path) -> dict:
+    return json.loads(Path(path).read_text())

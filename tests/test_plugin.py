@@ -1,0 +1,195 @@
+"""Black-box tests of the scoring plugin through pytester, each with and without -n 2."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from tests.conftest import read_json
+
+MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
+
+
+def run(toy: pytest.Pytester, mode: list[str], *args: str) -> tuple[pytest.RunResult, dict]:
+    record = toy.path / "record.json"
+    result = toy.runpytest_subprocess(
+        "--backend", "fake", "--data-dir", "data", "--report-json", str(record), *mode, *args
+    )
+    return result, (read_json(record) if record.exists() else {})
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_scores_are_aggregated_with_ci_and_breakdown(toy, mode):
+    result, record = run(toy, mode)
+    assert result.ret == 0, result.stdout.str()
+    acc = record["aggregates"]["toy/accuracy"]
+    # fake model: applicant and size always right, colour right on even docs, weight never
+    assert acc["n"] == 24
+    assert acc["mean"] == pytest.approx(15 / 24)
+    assert acc["ci_method"] == "wilson"
+    assert acc["ci_low"] < acc["mean"] < acc["ci_high"]
+    groups = acc["breakdown"]["groups"]
+    assert groups["applicant"]["mean"] == 1.0 and groups["weight"]["mean"] == 0.0
+    assert groups["colour"]["mean"] == 0.5
+    assert record["aggregates"]["toy/length"]["ci_method"] == "bootstrap"
+    assert set(record) >= {"model", "settings", "items", "aggregates", "gates", "complete"}
+    assert record["complete"] is True
+    item = next(it for it in record["items"] if it["id"] == "toy/d1/colour")
+    assert item["prediction"].strip() == "red" and item["reference"] == "blue"
+    assert item["scores"]["accuracy"] == 0.0
+    assert len(item["prompt_sha256"]) == 64 and item["group"] == "toy/d1"
+    assert item["tokens"]["prompt"] > 0 and item["latency_s"] >= 0
+    result.stdout.fnmatch_lines(["*extractbench scores*", "toy*accuracy*0.6250*[[]0.*24*"])
+
+
+def test_same_aggregates_with_and_without_xdist(toy):
+    _, serial = run(toy, [])
+    _, parallel = run(toy, ["-n", "2"])
+    assert serial["aggregates"] == parallel["aggregates"]
+    assert [i["scores"] for i in serial["items"]] == [i["scores"] for i in parallel["items"]]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_passing_gate_exits_zero(toy, mode):
+    result, record = run(toy, mode, "--gate", "toy/accuracy>=0.5")
+    assert result.ret == 0
+    assert record["gates"][0]["passed"] is True
+    assert record["gates"][0]["value"] == pytest.approx(0.625)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_failing_gate_exits_one_and_names_the_gate(toy, mode):
+    result, record = run(toy, mode, "--gate", "toy/accuracy>=0.99", "--gate", "toy/length<1")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*GATE FAILED*toy/accuracy>=0.99*"])
+    assert [g["passed"] for g in record["gates"]] == [False, True]
+    assert record["exit_status"] == 1
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gate_on_unknown_metric_fails(toy, mode):
+    result, record = run(toy, mode, "--gate", "toy/acuracy>=0.1")
+    assert result.ret == 1
+    assert "no scores for toy/acuracy" in record["gates"][0]["reason"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_pyproject_gates_apply(toy, mode):
+    toy.makepyprojecttoml(
+        "[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n"
+        "[tool.extractbench.gates]\n'toy/accuracy' = '> 0.9'\n'other/accuracy' = '>= 0.5'\n"
+    )
+    result, record = run(toy, mode)
+    assert result.ret == 1
+    by_metric = {g["metric"]: g for g in record["gates"]}
+    assert by_metric["toy/accuracy"]["passed"] is False
+    assert by_metric["other/accuracy"]["passed"] is None  # its suite did not run
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_junit_has_scores_and_gate_cases(toy, mode):
+    junit = toy.path / "junit.xml"
+    result, _ = run(toy, mode, "--junitxml", str(junit), "--gate", "toy/accuracy>=0.99")
+    assert result.ret == 1
+    root = ET.parse(junit).getroot()
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    item = next(c for name, c in cases.items() if "toy/d0/applicant" in name)
+    props = {p.get("name"): p.get("value") for p in item.iter("property")}
+    assert props["toy/accuracy"] == "1.0"
+    assert "toy/length" in props and "prediction" in props
+    gate = next(c for c in root.iter("testcase") if c.get("classname") == "gate")
+    assert gate.get("name") == "toy/accuracy"
+    assert gate.find("failure") is not None
+    assert "toy/accuracy>=0.99" in gate.find("failure").get("message")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_limit_selects_stratified_subset(toy, mode):
+    result, record = run(toy, mode, "--limit", "8")
+    assert result.ret == 0
+    keys = sorted(i["meta"]["key"] for i in record["items"])
+    assert keys == ["applicant"] * 2 + ["colour"] * 2 + ["size"] * 2 + ["weight"] * 2
+    _, again = run(toy, mode, "--limit", "8")
+    assert [i["id"] for i in again["items"]] == [i["id"] for i in record["items"]]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_malformed_gate_is_usage_error(toy, mode):
+    result, _ = run(toy, mode, "--gate", "toy/accuracy=>0.5")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--gate*cannot parse gate*toy/accuracy=>0.5*"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_missing_model_file_is_usage_error_before_any_item(toy, mode):
+    result = toy.runpytest_subprocess("--model", "nowhere/model.gguf", "--data-dir", "data", *mode)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--model nowhere/model.gguf: no such file*"])
+    assert "passed" not in result.stdout.str()
+
+
+def test_non_gguf_model_file_is_usage_error(toy):
+    (toy.path / "weights.bin").write_bytes(b"PK\x03\x04 not a gguf")
+    result = toy.runpytest_subprocess("--model", "weights.bin", "--data-dir", "data")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*weights.bin: not a GGUF file*"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_missing_data_skips_with_one_line(toy, mode):
+    (toy.path / "data" / "toy.jsonl").unlink()
+    result, _ = run(toy, mode, "-rs")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*SKIPPED*toy: data missing:*toy.jsonl not found*"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_malformed_data_line_stops_collection_with_file_and_line(toy, mode):
+    with (toy.path / "data" / "toy.jsonl").open("a") as fh:
+        fh.write("{broken\n")
+    result, _ = run(toy, mode)
+    # pytest exits 2 (interrupted by a collection error); xdist reports it as 1
+    assert result.ret in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.TESTS_FAILED)
+    assert "passed" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*toy: *toy.jsonl:25: not valid JSON*"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_unscored_item_fails(toy, mode):
+    toy.makepyfile(
+        test_unscored='''
+import pytest
+from test_toy import load
+
+@pytest.mark.suite("bare", load=load)
+def test_bare(bench_item, score):
+    pass
+'''
+    )
+    result, record = run(toy, mode, "test_unscored.py")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*recorded no score*"])
+    assert record["counts"]["failed"] == 24
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sigint_leaves_a_record_of_finished_items(toy, mode):
+    record = toy.path / "record.json"
+    args = [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data",
+            "--report-json", str(record), "--toy-delay", "0.25", "-p", "no:cacheprovider", *mode]
+    env = dict(os.environ)
+    proc = subprocess.Popen(args, cwd=toy.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    time.sleep(4.0)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out.decode()
+    data = read_json(record)
+    assert data["complete"] is False
+    assert 0 < data["counts"]["scored"] < 24
+    assert all(it["outcome"] == "passed" for it in data["items"])
