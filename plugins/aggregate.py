@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from plugins.stats import estimate
@@ -22,45 +22,54 @@ def _estimate_dict(values: list[float]) -> dict[str, Any]:
     }
 
 
+def _level_order(level: str) -> tuple[int, float, str]:
+    try:
+        return (0, float(level), level)
+    except ValueError:
+        return (1, 0.0, level)
+
+
 def aggregate(
-    items: Iterable[Mapping[str, Any]], breakdowns: Mapping[str, str]
+    items: Iterable[Mapping[str, Any]], breakdowns: Mapping[str, Sequence[str]]
 ) -> dict[str, dict[str, Any]]:
-    """Mean, 95% CI and n per ``suite/metric``, with a breakdown by one item attribute.
+    """Mean, 95% CI and n per ``suite/metric``, with breakdowns by item attributes.
 
     Args:
-        items: item records with ``id`` (``suite/...``), ``scores`` (metric -> float; a
-            missing metric is simply absent) and ``meta`` (attribute -> value).
-        breakdowns: suite -> name of the ``meta`` attribute to break results down by
-            (FDA: ``key``); suites without an entry get no breakdown.
+        items: item records with ``id`` (``suite/...``), ``scores`` (metric -> float or
+            None; None and absent metrics are left out) and ``meta`` (attribute -> value).
+        breakdowns: suite -> names of ``meta`` attributes to break results down by
+            (FDA: ``["key"]``); suites without an entry get none.
 
     Returns:
         ``{"fda/accuracy": {"mean", "ci_low", "ci_high", "n", "ci_method",
-        "breakdown": {"by": "key", "groups": {"applicant": {...}, ...}}}}``, keys sorted.
-        Values are sorted by item id before estimating, so the result does not depend on
-        the order items finished in (identical with and without xdist).
+        "breakdowns": {"key": {"applicant": {...}, ...}}}}``, metrics sorted, levels
+        sorted (numerically when numeric). Values are sorted by item id before
+        estimating, so the result does not depend on the order items finished in
+        (identical with and without xdist).
     """
-    values: dict[str, list[tuple[str, float, Any]]] = defaultdict(list)
+    values: dict[str, list[tuple[str, float, Mapping[str, Any]]]] = defaultdict(list)
     for record in items:
         suite = record["id"].split("/", 1)[0]
-        by = breakdowns.get(suite)
-        level = record.get("meta", {}).get(by) if by else None
         for metric, value in record.get("scores", {}).items():
-            if value is None:
-                continue
-            values[f"{suite}/{metric}"].append((record["id"], float(value), level))
+            if value is not None:
+                values[f"{suite}/{metric}"].append(
+                    (record["id"], float(value), record.get("meta", {}))
+                )
 
     result: dict[str, dict[str, Any]] = {}
     for key in sorted(values):
         rows = sorted(values[key], key=lambda row: row[0])
         entry = _estimate_dict([v for _, v, _ in rows])
-        by = breakdowns.get(key.split("/", 1)[0])
-        if by:
-            groups: dict[str, list[float]] = defaultdict(list)
-            for _, v, level in rows:
-                groups[str(level)].append(v)
-            entry["breakdown"] = {
-                "by": by,
-                "groups": {level: _estimate_dict(vs) for level, vs in sorted(groups.items())},
-            }
+        attrs = breakdowns.get(key.split("/", 1)[0], ())
+        if attrs:
+            entry["breakdowns"] = {}
+            for attr in attrs:
+                groups: dict[str, list[float]] = defaultdict(list)
+                for _, v, meta in rows:
+                    groups[str(meta.get(attr))].append(v)
+                entry["breakdowns"][attr] = {
+                    level: _estimate_dict(groups[level])
+                    for level in sorted(groups, key=_level_order)
+                }
         result[key] = entry
     return result

@@ -7,9 +7,9 @@ controller (or the single process without xdist) aggregates and writes files.
 
 from __future__ import annotations
 
+import importlib
 import platform
 import time
-import tomllib
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -21,10 +21,11 @@ from _pytest.reports import TestReport
 
 from fixtures.plugin import DATA_DIR_KEY, MODEL_SPEC_KEY
 from plugins.aggregate import aggregate
-from plugins.gates import Gate, GateError, evaluate_gates, gates_from_config, parse_gate
+from plugins.gates import GateError, evaluate_gates
 from plugins.recorder import ItemRecorder
 from plugins.runrecord import SCHEMA_VERSION, new_run_id, write_record
 from plugins.selection import stratified_limit
+from plugins.settings import Settings, SettingsError, read_settings
 from plugins.terminal import score_table
 from suites.item import DataError, DataMissing, Item, SuiteData
 
@@ -38,13 +39,14 @@ class RunState:
     run_id: str
     started: float
     started_at: str
-    gates: list[Gate]
+    settings: Settings
     report_path: Path
     controller: bool
     loaded: dict[str, SuiteData] = field(default_factory=dict)
     suites: dict[str, dict[str, Any]] = field(default_factory=dict)
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
     record: dict[str, Any] | None = None
+    extra_lines: list[str] = field(default_factory=list)
     written: Path | None = None
     write_error: str | None = None
 
@@ -72,6 +74,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "Added to [tool.extractbench.gates] in pyproject.toml. A failing gate exits 1.",
     )
     group.addoption(
+        "--full",
+        action="store_true",
+        help="ignore the default item caps of [tool.extractbench.limits] and run every item "
+        "of every suite (--limit still applies).",
+    )
+    group.addoption(
+        "--suite-option",
+        action="append",
+        default=[],
+        metavar="SUITE.KEY=VALUE",
+        help="set a suite option, e.g. tableqa.language=ru; overrides "
+        "[tool.extractbench.options.SUITE] in pyproject.toml. Repeatable.",
+    )
+    group.addoption(
         "--report-json",
         metavar="PATH",
         default=None,
@@ -79,26 +95,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def _config_gates(config: pytest.Config) -> list[Gate]:
-    path = config.rootpath / "pyproject.toml"
-    if not path.is_file():
-        return []
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise pytest.UsageError(f"{path}: cannot read gates ({exc})") from None
-    table = data.get("tool", {}).get("extractbench", {}).get("gates", {})
-    return gates_from_config(table, source=str(path.name))
-
-
 def pytest_configure(config: pytest.Config) -> None:
     limit = config.getoption("limit")
     if limit is not None and limit < 1:
         raise pytest.UsageError(f"--limit {limit}: must be at least 1")
     try:
-        cli = [parse_gate(text, "--gate") for text in config.getoption("gate")]
-        gates = _config_gates(config) + cli
-    except GateError as exc:
+        settings = read_settings(
+            config.rootpath / "pyproject.toml",
+            config.getoption("gate"),
+            config.getoption("suite_option"),
+        )
+    except (GateError, SettingsError) as exc:
         raise pytest.UsageError(str(exc)) from None
     run_id = new_run_id()
     option = config.getoption("report_json")
@@ -107,13 +114,14 @@ def pytest_configure(config: pytest.Config) -> None:
         run_id=run_id,
         started=time.time(),
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        gates=gates,
+        settings=settings,
         report_path=report_path,
         controller=not hasattr(config, "workerinput"),
     )
     config.addinivalue_line(
         "markers",
-        "suite(name, load, breakdown=None): items of this test come from load(data_dir)",
+        "suite(name, load, breakdown=None): items of this test come from load(data_dir, options); "
+        "breakdown names the item attribute(s) results are broken down by",
     )
     state = config.stash[STATE_KEY]
     plugin = Controller(config, state) if state.controller else Worker(config, state)
@@ -124,7 +132,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _load_suite(
-    state: RunState, name: str, load: Callable[[Path], SuiteData], data_dir: Path | None
+    state: RunState,
+    name: str,
+    load: Callable[[Path, dict[str, Any]], SuiteData],
+    data_dir: Path | None,
 ) -> SuiteData:
     if name not in state.loaded:
         if data_dir is None:
@@ -132,7 +143,7 @@ def _load_suite(
                 "no data folder: pass --data-dir DIR or set EXTRACTBENCH_DATA "
                 "(default ../shared/data beside the repository)"
             )
-        state.loaded[name] = load(data_dir)
+        state.loaded[name] = load(data_dir, dict(state.settings.suite_options.get(name, {})))
     return state.loaded[name]
 
 
@@ -146,7 +157,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             "@pytest.mark.suite(NAME, load=FUNCTION) marker"
         )
     name = marker.args[0]
-    breakdown = marker.kwargs.get("breakdown")
+    raw = marker.kwargs.get("breakdown")
+    breakdown = [raw] if isinstance(raw, str) else list(raw or [])
     config = metafunc.config
     state = config.stash[STATE_KEY]
     try:
@@ -160,13 +172,23 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     except DataError as exc:
         raise pytest.Collector.CollectError(f"{name}: {exc}") from None
     items: list[Item] = data.items
-    limit = config.getoption("limit")
+    seen: set[str] = set()
+    for it in items:
+        if it.id in seen or not it.id.startswith(f"{name}/"):
+            problem = "is duplicated" if it.id in seen else f"does not start with {name}/"
+            raise pytest.Collector.CollectError(f"{name}: item id {it.id!r} {problem}")
+        seen.add(it.id)
+    limit, limit_source = config.getoption("limit"), "--limit"
+    if limit is None and not config.getoption("full"):
+        limit, limit_source = state.settings.limits.get(name), "[tool.extractbench.limits]"
     if limit is not None:
-        items = stratified_limit(items, limit, breakdown)
+        items = stratified_limit(items, limit, breakdown[0] if breakdown else None)
     state.suites[name] = {
         "breakdown": breakdown,
         "items_total": len(data.items),
         "items_selected": len(items),
+        "limit": {"value": limit, "source": limit_source} if limit is not None else None,
+        "report": marker.kwargs.get("report"),
         "notes": data.notes,
     }
     metafunc.parametrize(
@@ -212,7 +234,9 @@ def pytest_runtest_makereport(
         return report
     entry["outcome"] = report.outcome
     if report.failed:
-        entry["error"] = str(report.longrepr).strip().splitlines()[-1][:500] if report.longrepr else ""
+        entry["error"] = (
+            str(report.longrepr).strip().splitlines()[-1][:500] if report.longrepr else ""
+        )
     report.extractbench_item = entry  # type: ignore[attr-defined]
     return report
 
@@ -231,11 +255,19 @@ def _gate_reports(results: list[dict[str, Any]]) -> list[TestReport]:
             ("value", "" if result["value"] is None else result["value"]),
             ("threshold", result["threshold"]),
         ]
-        common = dict(nodeid=nodeid, location=("gate", None, nodeid), keywords={}, user_properties=props)
+        common = dict(
+            nodeid=nodeid, location=("gate", None, nodeid), keywords={}, user_properties=props
+        )
         outcome = "passed" if result["passed"] else "failed"
-        longrepr = None if result["passed"] else f"gate {result['expression']} failed: {result['reason']}"
-        reports.append(TestReport(outcome=outcome, longrepr=longrepr, when="call", duration=0.0, **common))
-        reports.append(TestReport(outcome="passed", longrepr=None, when="teardown", duration=0.0, **common))
+        longrepr = (
+            None if result["passed"] else f"gate {result['expression']} failed: {result['reason']}"
+        )
+        reports.append(
+            TestReport(outcome=outcome, longrepr=longrepr, when="call", duration=0.0, **common)
+        )
+        reports.append(
+            TestReport(outcome="passed", longrepr=None, when="teardown", duration=0.0, **common)
+        )
     return reports
 
 
@@ -252,7 +284,7 @@ def _settings(config: pytest.Config, state: RunState) -> dict[str, Any]:
         "dist": getattr(config.option, "dist", "no"),
         "limit": config.getoption("limit"),
         "data_dir": str(data_dir) if data_dir else None,
-        "gates": [g.expression for g in state.gates],
+        "gates": [g.expression for g in state.settings.gates],
         "python": platform.python_version(),
         "pytest": pytest.__version__,
         "platform": platform.platform(),
@@ -262,12 +294,14 @@ def _settings(config: pytest.Config, state: RunState) -> dict[str, Any]:
 def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dict[str, Any]:
     """Aggregate finished items, check gates, and return the run record (a JSON-safe dict)."""
     items = [state.items[key] for key in sorted(state.items)]
-    breakdowns = {name: info["breakdown"] for name, info in state.suites.items() if info.get("breakdown")}
+    breakdowns = {
+        name: info["breakdown"] for name, info in state.suites.items() if info.get("breakdown")
+    }
     scored = [it for it in items if it.get("outcome") == "passed"]
     aggregates = aggregate(scored, breakdowns)
     means = {key: agg["mean"] for key, agg in aggregates.items()}
     ran = {it["suite"] for it in scored}
-    gates = [r.to_dict() for r in evaluate_gates(state.gates, means, ran)]
+    gates = [r.to_dict() for r in evaluate_gates(state.settings.gates, means, ran)]
     expected = sum(info.get("items_selected", 0) for info in state.suites.values())
     interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
     spec = config.stash[MODEL_SPEC_KEY]
@@ -332,6 +366,8 @@ class Controller:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
         record["exit_status"] = int(session.exitstatus)
         state.record = record
+        state.extra_lines = suite_reports(record, state.report_path)
+        _junit_suite_properties(config, record)
         try:
             state.written = write_record(record, state.report_path)
         except OSError as exc:
@@ -342,6 +378,48 @@ class Controller:
         if record is not None:
             for line in summary_lines(record, self.state):
                 terminalreporter.write_line(line)
+
+
+def suite_reports(record: dict[str, Any], report_path: Path) -> list[str]:
+    """Run each suite's report module (``report=`` in its marker) on the record.
+
+    A report module has ``summary_lines(record, suite) -> list[str]`` and
+    ``write_artifacts(record, suite, folder, stem) -> list[Path]``; files go next to the
+    run record and are listed under ``suites.<name>.artifacts``. A failing report module
+    costs its own output only, with one line saying why.
+    """
+    lines: list[str] = []
+    for name, info in sorted(record["suites"].items()):
+        module_name = info.get("report")
+        if not module_name:
+            continue
+        try:
+            module = importlib.import_module(module_name)
+            lines += module.summary_lines(record, name)
+            paths = module.write_artifacts(record, name, report_path.parent, report_path.stem)
+            info["artifacts"] = [str(p) for p in paths]
+            if paths:
+                lines.append(f"{name}: wrote {len(paths)} report files next to the run record")
+        except Exception as exc:  # a report must never lose the run record
+            lines.append(f"{name}: report {module_name} failed: {type(exc).__name__}: {exc}")
+    return lines
+
+
+def _junit_suite_properties(config: pytest.Config, record: dict[str, Any]) -> None:
+    """Model identity and aggregate means as ``<testsuite>`` properties of ``--junitxml``."""
+    from _pytest.junitxml import xml_key
+
+    xml = config.stash.get(xml_key, None)
+    if xml is None:
+        return
+    model = record["model"]
+    xml.add_global_property("extractbench.run_id", record["run_id"])
+    for key in ("name", "backend", "sha256"):
+        xml.add_global_property(f"extractbench.model.{key}", str(model.get(key, "")))
+    for key, agg in record["aggregates"].items():
+        xml.add_global_property(key, f"{agg['mean']:.6f}")
+        xml.add_global_property(f"{key}.ci95", f"[{agg['ci_low']:.6f}, {agg['ci_high']:.6f}]")
+        xml.add_global_property(f"{key}.n", str(agg["n"]))
 
 
 class Worker:
@@ -370,6 +448,7 @@ def summary_lines(record: dict[str, Any], state: RunState) -> list[str]:
             if note_key.startswith("warning"):
                 lines.append(f"{name}: {note}")
     lines += score_table(record["aggregates"], record["gates"])
+    lines += state.extra_lines
     for gate in record["gates"]:
         if gate["passed"] is False:
             lines.append(f"GATE FAILED  {gate['expression']}: {gate['reason']}")

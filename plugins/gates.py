@@ -131,15 +131,27 @@ def evaluate_gates(
         suite = gate.metric.split("/", 1)[0]
         if value is None:
             if gate.source != "--gate" and suite not in ran_suites:
-                results.append(GateResult(gate, None, None, f"not evaluated: suite {suite!r} did not run"))
+                results.append(
+                    GateResult(gate, None, None, f"not evaluated: suite {suite!r} did not run")
+                )
             else:
                 known = ", ".join(sorted(means)) or "none"
                 results.append(
-                    GateResult(gate, None, False, f"no scores for {gate.metric} (metrics in this run: {known})")
+                    GateResult(
+                        gate,
+                        None,
+                        False,
+                        f"no scores for {gate.metric} (metrics in this run: {known})",
+                    )
                 )
             continue
         passed = _OPS[gate.op](value, gate.threshold)
         results.append(
-            GateResult(gate, value, passed, f"{gate.metric} = {value:.4f}, required {gate.op} {gate.threshold:g}")
+            GateResult(
+                gate,
+                value,
+                passed,
+                f"{gate.metric} = {value:.4f}, required {gate.op} {gate.threshold:g}",
+            )
         )
     return results

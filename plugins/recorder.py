@@ -6,7 +6,7 @@ import math
 import re
 from typing import Any
 
-from fixtures.models.base import Generation
+from fixtures.models.base import Backend, Generation
 from suites.item import Item
 
 __all__ = ["ItemRecorder"]
@@ -17,8 +17,9 @@ _METRIC_RE = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
 class ItemRecorder:
     """Collects one item's scores and generation; the ``score`` fixture is one of these.
 
-    ``score("accuracy", 1.0)`` records a metric; ``score.generation(gen)`` records the
-    model output. Scores also go to ``user_properties`` (as ``suite/metric``) so JUnit
+    ``score("accuracy", 1.0)`` records a metric; ``score.generate(model)`` runs the item
+    through the model and records the output (``score.generation(gen)`` records an
+    output obtained otherwise). Scores also go to ``user_properties`` (as ``suite/metric``) so JUnit
     shows them as test-case properties.
     """
 
@@ -48,9 +49,23 @@ class ItemRecorder:
         if value is not None:
             value = float(value)
             if not math.isfinite(value):
-                raise ValueError(f"score: {metric} = {value} is not a finite number ({self.item.id})")
+                raise ValueError(
+                    f"score: {metric} = {value} is not a finite number ({self.item.id})"
+                )
         self.scores[metric] = value
         self._properties.append((f"{self.item.suite}/{metric}", "" if value is None else value))
+
+    def generate(self, model: Backend) -> Generation:
+        """Run the item's prompt through ``model`` with the item's budget and stop
+        sequences, record the generation, and return it.
+
+        Raises:
+            ModelError: from the backend (the item then fails as an error).
+        """
+        item = self.item
+        generation = model.generate(item.prompt, max_tokens=item.max_tokens, stop=item.stop)
+        self.generation(generation)
+        return generation
 
     def generation(self, generation: Generation) -> None:
         """Record the model's output for the run record (prediction, tokens, latency)."""

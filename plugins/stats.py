@@ -56,7 +56,9 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, flo
         ValueError: n <= 0 or successes outside [0, n].
     """
     if n <= 0 or not 0 <= successes <= n:
-        raise ValueError(f"wilson_interval needs 0 <= successes <= n and n > 0, got {successes}/{n}")
+        raise ValueError(
+            f"wilson_interval needs 0 <= successes <= n and n > 0, got {successes}/{n}"
+        )
     p = successes / n
     denom = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / denom

@@ -17,8 +17,8 @@ def score_table(
 ) -> list[str]:
     """Lines of a fixed-width table: suite, metric, mean, 95% CI, n, gate verdict.
 
-    Each metric row is followed by indented rows for its breakdown groups (FDA: one row
-    per key). Gates whose metric is absent from ``aggregates`` get a row of their own.
+    Each metric row is followed by indented rows for the levels of the suite's first
+    breakdown attribute (FDA: one row per key). Gates whose metric is absent from ``aggregates`` get a row of their own.
 
     Args:
         aggregates: ``suite/metric`` -> aggregate dict (see :func:`plugins.aggregate.aggregate`).
@@ -40,13 +40,13 @@ def score_table(
         suite, metric = key.split("/", 1)
         ci = f"[{_fmt(agg['ci_low'])}, {_fmt(agg['ci_high'])}]"
         rows.append((suite, metric, _fmt(agg["mean"]), ci, str(agg["n"]), verdict(key)))
-        breakdown = agg.get("breakdown")
-        if breakdown:
-            for level, sub in breakdown["groups"].items():
+        breakdowns = agg.get("breakdowns") or {}
+        if breakdowns:
+            by, levels = next(iter(breakdowns.items()))  # the suite's first attribute
+            for level, sub in levels.items():
                 sub_ci = f"[{_fmt(sub['ci_low'])}, {_fmt(sub['ci_high'])}]"
-                label = f"  {breakdown['by']}={level}"
-                rows.append(("", label, _fmt(sub["mean"]), sub_ci, str(sub["n"]), ""))
-    for metric, metric_gates in by_metric.items():
+                rows.append(("", f"  {by}={level}", _fmt(sub["mean"]), sub_ci, str(sub["n"]), ""))
+    for metric in by_metric:
         if metric not in aggregates:
             suite, name = metric.split("/", 1) if "/" in metric else (metric, "")
             rows.append((suite, name, "-", "-", "0", verdict(metric)))

@@ -30,7 +30,9 @@ class Item:
             identical on every xdist worker and every run.
         group: unit that shares a prompt prefix (FDA: one document chunk). Items of one
             group run consecutively on one worker so the backend reuses the prefix.
-        prompt: the exact text given to the model.
+        prefix: the part of the prompt shared by the items of the group (one string
+            object, shared in memory too).
+        suffix: the item's own end of the prompt; ``prompt = prefix + suffix``.
         reference: the gold answer the metric compares against.
         meta: JSON-safe attributes (breakdown keys such as ``key``, ``doc_id``).
         max_tokens: generation budget in the model's tokens.
@@ -39,7 +41,8 @@ class Item:
 
     id: str
     group: str
-    prompt: str
+    prefix: str
+    suffix: str
     reference: str
     meta: Mapping[str, Any] = field(default_factory=dict)
     max_tokens: int = 256
@@ -49,6 +52,16 @@ class Item:
     def suite(self) -> str:
         """The suite name: the part of ``id`` before the first ``/``."""
         return self.id.split("/", 1)[0]
+
+    @property
+    def prompt(self) -> str:
+        """The exact text given to the model: ``prefix + suffix``."""
+        return self.prefix + self.suffix
+
+    @property
+    def prompt_chars(self) -> int:
+        """Length of the prompt in characters, without building it."""
+        return len(self.prefix) + len(self.suffix)
 
     @property
     def prompt_sha256(self) -> str:

@@ -9,7 +9,7 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
-TOY_SUITE = '''
+TOY_SUITE = """
 import json
 import time
 from pathlib import Path
@@ -19,7 +19,7 @@ import pytest
 from suites.item import DataError, DataMissing, Item, SuiteData
 
 
-def load(data_dir: Path) -> SuiteData:
+def load(data_dir: Path, options: dict) -> SuiteData:
     path = data_dir / "toy.jsonl"
     if not path.exists():
         raise DataMissing(f"{path} not found")
@@ -33,7 +33,8 @@ def load(data_dir: Path) -> SuiteData:
             Item(
                 id=f"toy/{row['doc']}/{row['key']}",
                 group=f"toy/{row['doc']}",
-                prompt=f"{row['text']}\\n{row['key']}:",
+                prefix=f"{row['text']}\\n",
+                suffix=f"{row['key']}:",
                 reference=row["value"],
                 meta={"key": row["key"]},
                 max_tokens=8,
@@ -52,14 +53,14 @@ def test_toy(bench_item, model, score, request):
     score.generation(generation)
     score("accuracy", float(bench_item.reference.lower() in generation.text.lower()))
     score("length", min(1.0, len(generation.text) / 20))
-'''
+"""
 
-TOY_CONFTEST = '''
+TOY_CONFTEST = """
 pytest_plugins = ["fixtures.plugin", "plugins.extractbench"]
 
 def pytest_addoption(parser):
     parser.addoption("--toy-delay", default="0")
-'''
+"""
 
 
 def toy_rows(n_docs: int = 6) -> list[dict[str, str]]:
@@ -68,7 +69,9 @@ def toy_rows(n_docs: int = 6) -> list[dict[str, str]]:
     for d in range(n_docs):
         text = f"Applicant: Acme {d}\nColour: red\nSize: {d * 7} mm"
         rows.append({"doc": f"d{d}", "key": "applicant", "value": f"Acme {d}", "text": text})
-        rows.append({"doc": f"d{d}", "key": "colour", "value": "blue" if d % 2 else "red", "text": text})
+        rows.append(
+            {"doc": f"d{d}", "key": "colour", "value": "blue" if d % 2 else "red", "text": text}
+        )
         rows.append({"doc": f"d{d}", "key": "size", "value": f"{d * 7} mm", "text": text})
         rows.append({"doc": f"d{d}", "key": "weight", "value": "3 kg", "text": text})
     return rows

@@ -78,9 +78,15 @@ def test_gemma_tokenizer_round_trips_a_real_document(tmp_path):
 
 @pytest.mark.parametrize(
     ("prediction", "reference", "expected"),
-    [(" Prognostix, Inc.", "Prognostix, Inc.", 1.0), (" PROGNOSTIX, INC. and more", "prognostix, inc.", 1.0),
-     (" Prognostix Inc", "Prognostix, Inc.", 0.0), (" 21 CFR 866.5600", "21 CFR 866.5600 ", 1.0),
-     (" 21 CFR 866X5600", "21 CFR 866.5600", 0.0), (" (a+b)", "(a+b)", 1.0), ("", "x", 0.0)],
+    [
+        (" Prognostix, Inc.", "Prognostix, Inc.", 1.0),
+        (" PROGNOSTIX, INC. and more", "prognostix, inc.", 1.0),
+        (" Prognostix Inc", "Prognostix, Inc.", 0.0),
+        (" 21 CFR 866.5600", "21 CFR 866.5600 ", 1.0),
+        (" 21 CFR 866X5600", "21 CFR 866.5600", 0.0),
+        (" (a+b)", "(a+b)", 1.0),
+        ("", "x", 0.0),
+    ],
 )
 def test_containment_is_lm_eval_contains_score(prediction, reference, expected):
     assert containment(prediction, reference) == expected
@@ -96,10 +102,13 @@ GOOD = {"doc_id": "K1", "doc_file": "docs/K1.md", "key": "applicant", "value": "
 
 @pytest.mark.parametrize(
     ("bad_line", "message"),
-    [("{not json", "not valid JSON"), ("[1, 2]", "expected a JSON object"),
-     (json.dumps({**GOOD, "value": ""}), "missing or empty field(s) value"),
-     (json.dumps({"doc_id": "K1", "key": "x"}), "doc_file, value"),
-     (json.dumps(GOOD), "duplicate label for K1 / applicant")],
+    [
+        ("{not json", "not valid JSON"),
+        ("[1, 2]", "expected a JSON object"),
+        (json.dumps({**GOOD, "value": ""}), "missing or empty field(s) value"),
+        (json.dumps({"doc_id": "K1", "key": "x"}), "doc_file, value"),
+        (json.dumps(GOOD), "duplicate label for K1 / applicant"),
+    ],
 )
 def test_malformed_label_names_file_and_line(tmp_path, bad_line, message):
     path = write_labels(tmp_path / "labels.jsonl", [GOOD, bad_line])
@@ -119,7 +128,11 @@ def test_items_use_first_chunk_holding_the_value_and_count_unmatched():
         {**GOOD, "key": "type of test", "value": "Panel: 82\nfiller"},  # spans the cut
     ]
     items, unmatched = build_items(labels, {"K1": text}, spans)
-    assert [i.id for i in items] == ["fda/K1/c0/applicant", "fda/K1/c0/panel", "fda/K1/c1/measurand"]
+    assert [i.id for i in items] == [
+        "fda/K1/c0/applicant",
+        "fda/K1/c0/panel",
+        "fda/K1/c1/measurand",
+    ]
     assert items[0].prompt == text[:cut] + "\napplicant:"
     assert items[0].group == "fda/K1/c0" and items[0].max_tokens == 48 and items[0].stop == ("\n",)
     assert unmatched == ["K1/type of test"]

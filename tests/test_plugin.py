@@ -34,7 +34,7 @@ def test_scores_are_aggregated_with_ci_and_breakdown(toy, mode):
     assert acc["mean"] == pytest.approx(15 / 24)
     assert acc["ci_method"] == "wilson"
     assert acc["ci_low"] < acc["mean"] < acc["ci_high"]
-    groups = acc["breakdown"]["groups"]
+    groups = acc["breakdowns"]["key"]
     assert groups["applicant"]["mean"] == 1.0 and groups["weight"]["mean"] == 0.0
     assert groups["colour"]["mean"] == 0.5
     assert record["aggregates"]["toy/length"]["ci_method"] == "bootstrap"
@@ -103,6 +103,9 @@ def test_junit_has_scores_and_gate_cases(toy, mode):
     props = {p.get("name"): p.get("value") for p in item.iter("property")}
     assert props["toy/accuracy"] == "1.0"
     assert "toy/length" in props and "prediction" in props
+    suite_props = {p.get("name"): p.get("value") for p in root.find("testsuite").find("properties")}
+    assert suite_props["toy/accuracy"] == "0.625000"
+    assert suite_props["extractbench.model.backend"] == "fake"
     gate = next(c for c in root.iter("testcase") if c.get("classname") == "gate")
     assert gate.get("name") == "toy/accuracy"
     assert gate.find("failure") is not None
@@ -163,14 +166,14 @@ def test_malformed_data_line_stops_collection_with_file_and_line(toy, mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_unscored_item_fails(toy, mode):
     toy.makepyfile(
-        test_unscored='''
+        test_unscored="""
 import pytest
 from test_toy import load
 
 @pytest.mark.suite("bare", load=load)
 def test_bare(bench_item, score):
     pass
-'''
+"""
     )
     result, record = run(toy, mode, "test_unscored.py")
     assert result.ret == 1
@@ -181,10 +184,26 @@ def test_bare(bench_item, score):
 @pytest.mark.parametrize("mode", MODES)
 def test_sigint_leaves_a_record_of_finished_items(toy, mode):
     record = toy.path / "record.json"
-    args = [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data",
-            "--report-json", str(record), "--toy-delay", "0.25", "-p", "no:cacheprovider", *mode]
+    args = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--backend",
+        "fake",
+        "--data-dir",
+        "data",
+        "--report-json",
+        str(record),
+        "--toy-delay",
+        "0.25",
+        "-p",
+        "no:cacheprovider",
+        *mode,
+    ]
     env = dict(os.environ)
-    proc = subprocess.Popen(args, cwd=toy.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    proc = subprocess.Popen(
+        args, cwd=toy.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
+    )
     time.sleep(4.0)
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=60)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import random
 from collections import Counter
 
 import pytest
@@ -10,7 +11,14 @@ from suites.item import Item
 
 def make(n_keys: int = 4, per_key: int = 10) -> list[Item]:
     return [
-        Item(id=f"s/d{d}/k{k}", group=f"s/d{d}", prompt="p", reference="r", meta={"key": f"k{k}"})
+        Item(
+            id=f"s/d{d}/k{k}",
+            group=f"s/d{d}",
+            prefix="p",
+            suffix="",
+            reference="r",
+            meta={"key": f"k{k}"},
+        )
         for d in range(per_key)
         for k in range(n_keys)
     ]
@@ -25,14 +33,19 @@ def test_limit_spreads_over_strata_and_keeps_order():
     assert positions == sorted(positions)
 
 
-def test_limit_depends_only_on_ids():
+def test_limit_depends_only_on_ids_not_on_input_order():
     items = make()
-    assert stratified_limit(items, 7, "key") == stratified_limit(list(reversed(items))[::-1], 7, "key")
-    assert [i.id for i in stratified_limit(items, 7, "key")] != [i.id for i in items[:7]]
+    shuffled = items[:]
+    random.Random(3).shuffle(shuffled)
+    chosen = {i.id for i in stratified_limit(items, 7, "key")}
+    assert chosen == {i.id for i in stratified_limit(shuffled, 7, "key")}
+    assert chosen != {i.id for i in items[:7]}
 
 
 def test_small_stratum_is_exhausted_then_others_fill():
-    items = make(n_keys=2, per_key=5) + [Item(id="s/x/rare", group="s/x", prompt="p", reference="r", meta={"key": "rare"})]
+    items = make(n_keys=2, per_key=5) + [
+        Item(id="s/x/rare", group="s/x", prefix="p", suffix="", reference="r", meta={"key": "rare"})
+    ]
     chosen = stratified_limit(items, 9, "key")
     assert Counter(it.meta["key"] for it in chosen) == {"rare": 1, "k0": 4, "k1": 4}
 

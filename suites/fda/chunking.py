@@ -46,7 +46,9 @@ class GemmaTokenizer:
         return [self._vocab.detokenize([i]) for i in ids]
 
 
-def chunk_spans(text: str, tokenizer: Tokenizer, chunk_tokens: int = CHUNK_TOKENS) -> list[tuple[int, int]]:
+def chunk_spans(
+    text: str, tokenizer: Tokenizer, chunk_tokens: int = CHUNK_TOKENS
+) -> list[tuple[int, int]]:
     """Character spans ``[start, end)`` of consecutive chunks of ``chunk_tokens`` tokens.
 
     The spans cover ``text`` exactly, without overlap; a cut is made after every

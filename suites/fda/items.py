@@ -7,15 +7,14 @@ Source: Arora et al. 2024 (Based), FDA task; lm-evaluation-harness ``fda`` task
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
-import tempfile
 from collections import defaultdict
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from suites.derived_cache import cached_json, digest_of
 from suites.fda.chunking import CHUNK_TOKENS, ChunkingError, GemmaTokenizer, Tokenizer, chunk_spans
 from suites.item import DataError, DataMissing, Item, SuiteData
 
@@ -55,7 +54,9 @@ def read_labels(path: Path) -> list[dict[str, Any]]:
                 raise DataError(f"{path}:{lineno}: missing or empty field(s) {', '.join(bad)}")
             pair = (row["doc_id"], row["key"])
             if pair in seen:
-                raise DataError(f"{path}:{lineno}: duplicate label for {row['doc_id']} / {row['key']}")
+                raise DataError(
+                    f"{path}:{lineno}: duplicate label for {row['doc_id']} / {row['key']}"
+                )
             seen.add(pair)
             labels.append(row)
     return labels
@@ -84,22 +85,30 @@ def build_items(
         occurs in no single chunk (e.g. split by a chunk boundary).
     """
     placed: dict[tuple[str, int], list[Item]] = defaultdict(list)
+    prefixes = {
+        doc_id: [docs[doc_id][a:b] + "\n" for a, b in doc_spans]
+        for doc_id, doc_spans in spans.items()
+    }
     unmatched = []
     for row in labels:
         doc_id, key, value = row["doc_id"], row["key"], row["value"]
-        text = docs[doc_id]
         pattern = re.compile(re.escape(value.strip()), re.IGNORECASE)
-        for index, (start, end) in enumerate(spans[doc_id]):
-            chunk = text[start:end]
-            if pattern.search(chunk):
+        for index, prefix in enumerate(prefixes[doc_id]):
+            if pattern.search(prefix[:-1]):
                 group = f"fda/{doc_id}/c{index}"
                 placed[(doc_id, index)].append(
                     Item(
                         id=f"{group}/{_slug(key)}",
                         group=group,
-                        prompt=f"{chunk}\n{key}:",
+                        prefix=prefix,
+                        suffix=f"{key}:",
                         reference=value,
-                        meta={"key": key, "doc_id": doc_id, "chunk": index, "panel": row.get("panel", "")},
+                        meta={
+                            "key": key,
+                            "doc_id": doc_id,
+                            "chunk": index,
+                            "panel": row.get("panel", ""),
+                        },
                         max_tokens=MAX_TOKENS,
                         stop=STOP,
                     )
@@ -111,49 +120,40 @@ def build_items(
     return items, unmatched
 
 
-def _cache_file(docs: dict[str, str], tokenizer_sha: str) -> Path:
-    digest = hashlib.sha256(f"{tokenizer_sha}|{CHUNK_TOKENS}".encode())
+def _chunk_all(
+    docs: dict[str, str], make_tokenizer: Callable[[], Tokenizer], tokenizer_sha: str
+) -> tuple[dict[str, list[tuple[int, int]]], str]:
+    def compute() -> dict[str, Any]:
+        tokenizer = make_tokenizer()
+        try:
+            spans = {doc_id: chunk_spans(text, tokenizer) for doc_id, text in sorted(docs.items())}
+        except ChunkingError as exc:
+            raise DataError(str(exc)) from None
+        return {"tokenizer": tokenizer.name, "spans": spans}
+
+    parts: list[str] = [tokenizer_sha, str(CHUNK_TOKENS)]
     for doc_id in sorted(docs):
-        digest.update(doc_id.encode() + b"\0" + docs[doc_id].encode("utf-8") + b"\0")
-    from fixtures.models.files import cache_dir
-
-    return cache_dir() / "chunks" / f"fda-{digest.hexdigest()[:24]}.json"
-
-
-def _chunk_all(docs: dict[str, str], make_tokenizer: Any, tokenizer_sha: str) -> tuple[dict[str, list[tuple[int, int]]], str]:
-    cache = _cache_file(docs, tokenizer_sha)
-    try:
-        cached = json.loads(cache.read_text(encoding="utf-8"))
-        return {k: [tuple(s) for s in v] for k, v in cached["spans"].items()}, cached["tokenizer"]
-    except (OSError, ValueError, KeyError):
-        pass
-    tokenizer: Tokenizer = make_tokenizer()
-    try:
-        spans = {doc_id: chunk_spans(text, tokenizer) for doc_id, text in sorted(docs.items())}
-    except ChunkingError as exc:
-        raise DataError(str(exc)) from None
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".chunks-", dir=cache.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"tokenizer": tokenizer.name, "spans": spans}, fh)
-        os.replace(tmp, cache)
-    except OSError:
-        pass  # the cache only saves time
-    return spans, tokenizer.name
+        parts += [doc_id, docs[doc_id]]
+    value = cached_json("fda-chunks", digest_of(parts), compute)
+    spans = {k: [(int(a), int(b)) for a, b in v] for k, v in value["spans"].items()}
+    return spans, value["tokenizer"]
 
 
-def load_items(data_dir: Path) -> SuiteData:
+def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> SuiteData:
     """Build the FDA suite from ``data_dir/fda``.
 
     Documents are chunked into 1,920-token chunks with the Gemma 3 tokenizer of the
     packaged default model, whatever model is evaluated (chunk spans are cached in the
     user cache, keyed by document contents and tokenizer).
 
+    The suite has no options; any given is an error.
+
     Raises:
         DataMissing: the labels file is absent.
         DataError: a label line is malformed or names a document that is absent.
     """
+    if options:
+        raise DataError(f"the fda suite has no options, got {', '.join(sorted(options))}")
     labels_path = data_dir / LABELS_FILE
     if not labels_path.is_file():
         raise DataMissing(f"{labels_path} not found (see ../shared/data/SOURCES.md section 1)")
@@ -165,7 +165,9 @@ def load_items(data_dir: Path) -> SuiteData:
             try:
                 docs[row["doc_id"]] = doc_path.read_text(encoding="utf-8")
             except OSError as exc:
-                raise DataError(f"{labels_path}: document {doc_path} of {row['doc_id']}: {exc.strerror}") from None
+                raise DataError(
+                    f"{labels_path}: document {doc_path} of {row['doc_id']}: {exc.strerror}"
+                ) from None
 
     from fixtures.models.files import default_model_path, file_sha256
 

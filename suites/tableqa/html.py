@@ -1,0 +1,108 @@
+"""Wikipedia HTML tables to flat tables, as the Table-QA article normalised them.
+
+Article (IDP team, 2024, "Data" section): HTML is the source of structure; multi-level
+headers are joined with "/" into flat headers; merged cells are split and their text
+duplicated into every covered position.
+"""
+
+from __future__ import annotations
+
+from bs4 import BeautifulSoup, Tag
+
+from suites.tableqa.tables import Table
+
+__all__ = ["html_to_table", "HTMLTableError"]
+
+
+class HTMLTableError(ValueError):
+    """The HTML holds no ``<table>`` with rows."""
+
+
+def _span(cell: Tag, attr: str) -> int:
+    try:
+        return max(1, min(int(str(cell.get(attr, "1")).strip() or 1), 1000))
+    except ValueError:
+        return 1
+
+
+def _text(cell: Tag) -> str:
+    return " ".join(cell.get_text(" ", strip=True).split())
+
+
+def _fill_spans(row: list[str], col: int, carry: dict[int, tuple[int, str]]) -> int:
+    """Append texts of cells spanning down from above into ``row`` from ``col``; new col."""
+    while col in carry:
+        left, text = carry[col]
+        row.append(text)
+        if left <= 1:
+            del carry[col]
+        else:
+            carry[col] = (left - 1, text)
+        col += 1
+    return col
+
+
+def _grid(table: Tag) -> tuple[list[list[str]], list[bool]]:
+    """Expand rowspan/colspan; return the grid and, per row, whether all its cells are <th>."""
+    rows = [tr for tr in table.find_all("tr") if tr.find_parent("table") is table]
+    grid: list[list[str]] = []
+    header_flags: list[bool] = []
+    carry: dict[int, tuple[int, str]] = {}  # column -> (rows still covered, text)
+    for tr in rows:
+        cells = tr.find_all(["td", "th"], recursive=False)
+        row: list[str] = []
+        col = _fill_spans(row, 0, carry)
+        for cell in cells:
+            text = _text(cell)
+            rowspan, colspan = _span(cell, "rowspan"), _span(cell, "colspan")
+            for _ in range(colspan):
+                row.append(text)
+                if rowspan > 1:
+                    carry[col] = (rowspan - 1, text)
+                col = _fill_spans(row, col + 1, carry)
+        while carry and col <= max(carry):  # spans from above past this row's last cell
+            if col not in carry:
+                row.append("")
+                col += 1
+            col = _fill_spans(row, col, carry)
+        if row:
+            grid.append(row)
+            header_flags.append(bool(cells) and all(c.name == "th" for c in cells))
+    return grid, header_flags
+
+
+def html_to_table(html: str, name: str) -> Table:
+    """Parse the first ``<table>`` of ``html`` into a flat :class:`Table`.
+
+    Header rows are the leading rows made only of ``<th>`` cells (at least the first row).
+    A column's flat header joins its header texts top to bottom with "/", dropping a
+    text equal to the one above it (a header cell spanning two header rows gives one
+    name, not "Rank/Rank"). Short rows are padded with empty cells.
+
+    Raises:
+        HTMLTableError: no table, or a table without rows.
+    """
+    soup = BeautifulSoup(html, "html.parser")
+    table = soup.find("table")
+    if not isinstance(table, Tag):
+        raise HTMLTableError(f"{name}: no <table> element")
+    grid, header_flags = _grid(table)
+    if not grid:
+        raise HTMLTableError(f"{name}: <table> has no rows")
+    n_header = 1
+    while n_header < len(grid) and header_flags[n_header] and header_flags[n_header - 1]:
+        n_header += 1
+    if n_header == len(grid):  # all-<th> table: keep one header row, the rest is data
+        n_header = 1
+    width = max(len(r) for r in grid)
+    grid = [r + [""] * (width - len(r)) for r in grid]
+    header = []
+    for j in range(width):
+        parts: list[str] = []
+        for i in range(n_header):
+            text = grid[i][j]
+            if text and (not parts or parts[-1] != text):
+                parts.append(text)
+        header.append("/".join(parts))
+    rows = tuple(tuple(r) for r in grid[n_header:])
+    return Table(name=name, header=tuple(header), rows=rows)

@@ -1,0 +1,258 @@
+"""Table-QA items: wiki and syn1-syn5 lookup questions, and the TableBench subset.
+
+Source: the IDP team's Table-QA article (../shared/papers/003_63037db8327e6a22.txt);
+data: ``tableqa/`` under the data dir (SOURCES.md section 3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import astuple
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from suites.derived_cache import cached_json, digest_of
+from suites.item import DataError, DataMissing, Item, SuiteData
+from suites.tableqa import synthetic, tablebench
+from suites.tableqa.html import HTMLTableError, html_to_table
+from suites.tableqa.prompts import SYSTEM_PROMPTS, prompt_prefix
+from suites.tableqa.questions import TEMPLATES, Question, sample_questions
+from suites.tableqa.tables import Table, to_markdown
+
+__all__ = [
+    "DEFAULTS",
+    "LOOKUP_SUBSETS",
+    "wiki_tables",
+    "synthetic_tables",
+    "load_items",
+    "load_tablebench",
+]
+
+WTQ_DIR = "tableqa/wtq/csv"
+LOOKUP_SUBSETS = ("wiki", *synthetic.SUBSETS)
+DEFAULTS: dict[str, Any] = {
+    "language": "en",  # en: translated system prompt and template; ru: the article's own
+    "per_cell": 10,  # questions per (W, r) heatmap cell (article: 10)
+    "tables_per_width": 1,  # synthetic tables per width W (each 64 rows)
+    "seed": 0,
+}
+MIN_WIDTH, MAX_WIDTH, MIN_HEIGHT, MAX_HEIGHT = 2, 16, 1, 64  # article's table sizes
+MAX_TOKENS = 32
+STOP = ("\n\n",)
+CACHE_VERSION = "tableqa-questions-v1"  # bump when table parsing or sampling changes
+
+
+def _options(options: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = set(options) - set(DEFAULTS)
+    if unknown:
+        raise DataError(
+            f"unknown tableqa option(s) {', '.join(sorted(unknown))}; known: {', '.join(DEFAULTS)}"
+        )
+    merged = {**DEFAULTS, **options}
+    if merged["language"] not in SYSTEM_PROMPTS:
+        raise DataError(f"tableqa.language={merged['language']}: use en or ru")
+    for key in ("per_cell", "tables_per_width", "seed"):
+        try:
+            merged[key] = int(merged[key])
+        except (TypeError, ValueError):
+            raise DataError(f"tableqa.{key}={merged[key]}: must be an integer") from None
+    return merged
+
+
+def _table_to_json(table: Table) -> list[Any]:
+    return [table.name, list(table.header), [list(r) for r in table.rows]]
+
+
+def _table_from_json(data: list[Any]) -> Table:
+    name, header, rows = data
+    return Table(name, tuple(header), tuple(tuple(r) for r in rows))
+
+
+def wiki_tables(data_dir: Path) -> list[Table]:
+    """The WikiTableQuestions test tables, normalised from HTML, sized W 2-16 and H 1-64.
+
+    Raises:
+        DataMissing: the ``tableqa/wtq/csv`` folder is absent.
+    """
+    root = data_dir / WTQ_DIR
+    files = sorted(root.glob("*/*.html"))
+    if not files:
+        raise DataMissing(f"{root}/*/*.html not found (see ../shared/data/SOURCES.md section 3)")
+    tables = []
+    for path in files:
+        try:
+            table = html_to_table(
+                path.read_text(encoding="utf-8"), str(path.relative_to(root).with_suffix(""))
+            )
+        except HTMLTableError:
+            continue
+        if MIN_WIDTH <= table.width <= MAX_WIDTH and MIN_HEIGHT <= table.height <= MAX_HEIGHT:
+            tables.append(table)
+    return tables
+
+
+def synthetic_tables(subset: str, tables_per_width: int, seed: int) -> list[Table]:
+    """``tables_per_width`` tables of 64 rows for every width 2..16 of a synthetic subset."""
+    return [
+        synthetic.generate(subset, width, MAX_HEIGHT, seed * 1000 + k, f"w{width}/t{k}")
+        for width in range(MIN_WIDTH, MAX_WIDTH + 1)
+        for k in range(tables_per_width)
+    ]
+
+
+def subset_questions(
+    subset: str, data_dir: Path, opts: dict[str, Any]
+) -> tuple[list[Table], list[Question]]:
+    """Tables and sampled questions of one subset, cached in the user cache.
+
+    The cache key covers the subset, the options that change the sample, the Faker
+    version (synthetic values) and, for wiki, the HTML files' contents.
+    """
+    key = [
+        CACHE_VERSION,
+        subset,
+        str(opts["per_cell"]),
+        str(opts["tables_per_width"]),
+        str(opts["seed"]),
+    ]
+    if subset == "wiki":
+        root = data_dir / WTQ_DIR
+        files = sorted(root.glob("*/*.html"))
+        if not files:
+            raise DataMissing(
+                f"{root}/*/*.html not found (see ../shared/data/SOURCES.md section 3)"
+            )
+        key += [p.read_bytes() for p in files]  # type: ignore[misc]
+    else:
+        key.append(metadata.version("faker"))
+
+    def build() -> dict[str, Any]:
+        if subset == "wiki":
+            tables = wiki_tables(data_dir)
+        else:
+            tables = synthetic_tables(subset, opts["tables_per_width"], opts["seed"])
+        questions = sample_questions(tables, opts["per_cell"], opts["seed"], MAX_WIDTH, MAX_HEIGHT)
+        return {
+            "tables": [_table_to_json(t) for t in tables],
+            "questions": [astuple(qu) for qu in questions],
+        }
+
+    data = cached_json(f"tableqa-{subset}", digest_of(key), build)
+    return [_table_from_json(t) for t in data["tables"]], [Question(*q) for q in data["questions"]]
+
+
+def _lookup_items(
+    subset: str, tables: list[Table], questions: list[Question], opts: dict[str, Any]
+) -> list[Item]:
+    by_name = {t.name: t for t in tables}
+    prefixes: dict[str, str] = {}
+    items = []
+    language = opts["language"]
+    for qu in questions:
+        table = by_name[qu.table]
+        if qu.table not in prefixes:
+            prefixes[qu.table] = prompt_prefix(to_markdown(table), language)
+        group = f"tableqa/{subset}/{qu.table}"
+        items.append(
+            Item(
+                id=f"{group}/r{qu.row}/t{qu.t}q{qu.q}",
+                group=group,
+                prefix=prefixes[qu.table],
+                suffix=qu.text(table.header, language),
+                reference=qu.answer,
+                meta={
+                    "subset": subset,
+                    "width": qu.width,
+                    "height": table.height,
+                    "row": qu.row,
+                    "distance": qu.distance,
+                    "table": qu.table,
+                },
+                max_tokens=MAX_TOKENS,
+                stop=STOP,
+            )
+        )
+    return items
+
+
+def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> SuiteData:
+    """Lookup questions over wiki tables and syn1-syn5 (the article's protocol).
+
+    Options (``--suite-option tableqa.KEY=VALUE``): see :data:`DEFAULTS`.
+
+    Raises:
+        DataMissing: the WikiTableQuestions tables are absent.
+        DataError: a bad option value.
+    """
+    opts = _options(options or {})
+    items = []
+    for subset in LOOKUP_SUBSETS:
+        tables, questions = subset_questions(subset, data_dir, opts)
+        items += _lookup_items(subset, tables, questions, opts)
+    notes = {
+        "source": "IDP team Table-QA article (Habr, 2024): wiki + syn1-syn5, exact match",
+        "options": opts,
+        "template": TEMPLATES[opts["language"]],
+        "missing_subsets": "gost (the article's technical-standard tables are not available)",
+        "wiki_tables": "WikiTableQuestions pristine-unseen test tables (substitute for the article's Wikipedia set)",
+        "questions_per_subset": {
+            s: sum(1 for it in items if it.meta["subset"] == s) for s in LOOKUP_SUBSETS
+        },
+    }
+    return SuiteData(items=items, notes=notes)
+
+
+def load_tablebench(data_dir: Path, options: Mapping[str, Any] | None = None) -> SuiteData:
+    """TableBench test questions (Visualization skipped) with TableBench's DP prompts.
+
+    Raises:
+        DataMissing: the TableBench files are absent.
+        DataError: a malformed line, or a question subtype without an official template.
+    """
+    test_path, examples_path = data_dir / tablebench.TEST_FILE, data_dir / tablebench.EXAMPLES_FILE
+    for path in (test_path, examples_path):
+        if not path.is_file():
+            raise DataMissing(f"{path} not found (see ../shared/data/SOURCES.md section 3)")
+    fields = ("id", "qtype", "qsubtype", "table", "question", "answer")
+    templates = tablebench.dp_templates(
+        read := tablebench.read_jsonl(examples_path, (*fields, "instruction"))
+    )
+    del read
+    rows = tablebench.read_jsonl(test_path, fields)
+    items = []
+    skipped = 0
+    seen: set[str] = set()
+    duplicates = []
+    for row in rows:
+        if row["qtype"] in tablebench.SKIPPED_QTYPES:
+            skipped += 1
+            continue
+        if row["id"] in seen:
+            duplicates.append(row["id"])
+            continue
+        seen.add(row["id"])
+        template = templates.get(row["qsubtype"])
+        if template is None:
+            raise DataError(
+                f"{test_path}: no official DP template for qsubtype {row['qsubtype']!r}"
+            )
+        items.append(
+            Item(
+                id=f"tablebench/{row['qtype']}/{row['id']}",
+                group=f"tablebench/{row['id']}",
+                prefix=template.format(table=str(row["table"]), question=row["question"]),
+                suffix="",
+                reference=str(row["answer"]),
+                meta={"qtype": row["qtype"], "qsubtype": row["qsubtype"]},
+                max_tokens=128 if row["qtype"] == "DataAnalysis" else 64,
+                stop=(),
+            )
+        )
+    notes = {
+        "source": "TableBench (Wu et al. 2025), DP prompts from the 54 official examples",
+        "data": "third-party copy of the 886-question test set (version unknown; SOURCES.md section 3)",
+        "skipped": f"{skipped} Visualization questions (chart code is scored by running it)",
+        "duplicate_ids_skipped": duplicates,
+    }
+    return SuiteData(items=items, notes=notes)

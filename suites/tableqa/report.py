@@ -1,0 +1,201 @@
+"""Table-QA report: the article's results table and its two heatmaps per subset.
+
+Article ("Method" and "Results"): accuracy per subset (wiki, gost, syn1-syn5) and their
+average; heatmaps W x r (table width by answer row) and W x (q - t) (width by column
+distance), the latter folded into one square matrix: cell (i, j) above the diagonal
+(i < j) holds width j and distance +i (question column right of the answer column);
+below the diagonal (i > j) width i and distance -j.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from suites.tableqa.items import LOOKUP_SUBSETS
+
+__all__ = ["results_table", "heatmap_w_r", "heatmap_w_d", "summary_lines", "write_artifacts"]
+
+MAX_WIDTH, MAX_ROW = 16, 64
+
+
+def _scored(items: Iterable[Mapping[str, Any]], metric: str) -> list[Mapping[str, Any]]:
+    return [
+        it
+        for it in items
+        if it.get("suite") == "tableqa" and it.get("scores", {}).get(metric) is not None
+    ]
+
+
+def results_table(
+    items: Iterable[Mapping[str, Any]], metric: str = "exact_match"
+) -> dict[str, Any]:
+    """Accuracy per subset in percent and their unweighted average (the article's table).
+
+    Returns:
+        ``{"subsets": {"wiki": {"accuracy_pct": 63.0, "n": 100}, ...}, "average_pct": ...}``;
+        subsets without questions are left out of the average.
+    """
+    by_subset: dict[str, list[float]] = defaultdict(list)
+    for it in _scored(items, metric):
+        by_subset[it["meta"]["subset"]].append(float(it["scores"][metric]))
+    subsets = {
+        s: {"accuracy_pct": 100 * sum(v) / len(v), "n": len(v)}
+        for s in LOOKUP_SUBSETS
+        if (v := by_subset.get(s))
+    }
+    avg = sum(x["accuracy_pct"] for x in subsets.values()) / len(subsets) if subsets else None
+    return {"metric": metric, "subsets": subsets, "average_pct": avg}
+
+
+def heatmap_w_r(
+    items: Iterable[Mapping[str, Any]], subset: str, metric: str = "exact_match"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Accuracy and question counts over width W (rows, index W) x answer row r (columns, index r).
+
+    Returns:
+        (accuracy, n), each of shape (17, 65); index 0 unused; accuracy NaN where n = 0.
+    """
+    total = np.zeros((MAX_WIDTH + 1, MAX_ROW + 1))
+    n = np.zeros_like(total)
+    for it in _scored(items, metric):
+        meta = it["meta"]
+        if meta["subset"] == subset and meta["width"] <= MAX_WIDTH and meta["row"] <= MAX_ROW:
+            total[meta["width"], meta["row"]] += it["scores"][metric]
+            n[meta["width"], meta["row"]] += 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, total / n, np.nan), n
+
+
+def heatmap_w_d(
+    items: Iterable[Mapping[str, Any]], subset: str, metric: str = "exact_match"
+) -> tuple[np.ndarray, np.ndarray]:
+    """The article's folded W x (q - t) matrix: (i, j) = (d, W) for d > 0, (W, -d) for d < 0.
+
+    Returns:
+        (accuracy, n), each of shape (17, 17) indexed 1..16; the diagonal and index 0
+        stay empty (NaN accuracy, n = 0).
+    """
+    total = np.zeros((MAX_WIDTH + 1, MAX_WIDTH + 1))
+    n = np.zeros_like(total)
+    for it in _scored(items, metric):
+        meta = it["meta"]
+        width, d = meta["width"], meta["distance"]
+        if meta["subset"] != subset or width > MAX_WIDTH or d == 0:
+            continue
+        i, j = (d, width) if d > 0 else (width, -d)
+        total[i, j] += it["scores"][metric]
+        n[i, j] += 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, total / n, np.nan), n
+
+
+def _plot(
+    acc: np.ndarray, n: np.ndarray, title: str, xlabel: str, ylabel: str, path: Path, annotate: bool
+) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows, cols = acc.shape
+    fig, ax = plt.subplots(figsize=(max(6, cols * 0.32 + 2), max(4, rows * 0.32 + 1.5)), dpi=100)
+    masked = np.ma.masked_invalid(acc[1:, 1:])
+    image = ax.imshow(masked, cmap="RdYlGn", vmin=0, vmax=1, origin="upper", aspect="auto")
+    ax.set_xticks(range(cols - 1), [str(c) for c in range(1, cols)], fontsize=7)
+    ax.set_yticks(range(rows - 1), [str(r) for r in range(1, rows)], fontsize=7)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=10)
+    if annotate:
+        for i in range(1, rows):
+            for j in range(1, cols):
+                if n[i, j]:
+                    ax.text(
+                        j - 1,
+                        i - 1,
+                        f"{100 * acc[i, j]:.0f}\n{int(n[i, j])}",
+                        ha="center",
+                        va="center",
+                        fontsize=5,
+                    )
+    fig.colorbar(image, ax=ax, label="accuracy (exact match)")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: str) -> list[Path]:
+    """Two heatmap PNGs per subset with questions, and one JSON with every matrix and count.
+
+    Files: ``<stem>-tableqa-<subset>-w_r.png``, ``<stem>-tableqa-<subset>-w_d.png``,
+    ``<stem>-tableqa-heatmaps.json``.
+    """
+    items = record["items"]
+    folder.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    matrices: dict[str, Any] = {}
+    for subset in LOOKUP_SUBSETS:
+        acc_r, n_r = heatmap_w_r(items, subset)
+        if not n_r.any():
+            continue
+        acc_d, n_d = heatmap_w_d(items, subset)
+        model = record.get("model", {}).get("name", "")
+        p1 = folder / f"{stem}-tableqa-{subset}-w_r.png"
+        _plot(
+            acc_r,
+            n_r,
+            f"{subset}: width W x row r ({model}; cell n in JSON)",
+            "answer row r",
+            "table width W",
+            p1,
+            annotate=False,
+        )
+        p2 = folder / f"{stem}-tableqa-{subset}-w_d.png"
+        _plot(
+            acc_d,
+            n_d,
+            f"{subset}: W x (q-t) ({model}); above diagonal: W=col, q-t=+row; below: W=row, q-t=-col\n(cell: accuracy %, n)",
+            "j",
+            "i",
+            p2,
+            annotate=True,
+        )
+        written += [p1, p2]
+        matrices[subset] = {
+            "w_r": {
+                "accuracy": np.where(np.isnan(acc_r), None, acc_r).tolist(),
+                "n": n_r.astype(int).tolist(),
+            },
+            "w_d": {
+                "accuracy": np.where(np.isnan(acc_d), None, acc_d).tolist(),
+                "n": n_d.astype(int).tolist(),
+            },
+        }
+    if matrices:
+        path = folder / f"{stem}-tableqa-heatmaps.json"
+        path.write_text(json.dumps({"layout": __doc__, "subsets": matrices}), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def summary_lines(record: Mapping[str, Any], suite: str) -> list[str]:
+    """The article's results table (exact match, %) for the terminal."""
+    table = results_table(record["items"])
+    if not table["subsets"]:
+        return []
+    names = list(table["subsets"])
+    header = "  ".join(f"{s:>6}" for s in [*names, "avg"])
+    values = "  ".join(f"{table['subsets'][s]['accuracy_pct']:6.1f}" for s in names)
+    counts = "  ".join(f"{table['subsets'][s]['n']:6d}" for s in names)
+    return [
+        "tableqa results (exact match %, as the article's table; gost not available):",
+        f"  subset {header}",
+        f"  acc %  {values}  {table['average_pct']:6.1f}",
+        f"  n      {counts}",
+    ]

@@ -1,0 +1,225 @@
+"""Table QA: HTML normalisation, synthetic tables, question uniqueness, metrics, heatmaps."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from suites.tableqa import synthetic
+from suites.tableqa.html import HTMLTableError, html_to_table
+from suites.tableqa.metrics import contains, exact_match, normalize_answer
+from suites.tableqa.prompts import SYSTEM_PROMPTS, build_prompt
+from suites.tableqa.questions import sample_questions, valid_pairs
+from suites.tableqa.report import heatmap_w_d, heatmap_w_r, results_table
+from suites.tableqa.tables import Table, to_markdown
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def test_rowspan_and_colspan_are_split_with_text_duplicated():
+    html = """<table>
+      <tr><th>A</th><th>B</th><th>C</th></tr>
+      <tr><td rowspan="2">x</td><td colspan="2">wide</td></tr>
+      <tr><td>y</td><td rowspan="2">z</td></tr>
+      <tr><td>p</td><td>q</td></tr>
+    </table>"""
+    table = html_to_table(html, "t")
+    assert table.header == ("A", "B", "C")
+    assert table.rows == (("x", "wide", "wide"), ("x", "y", "z"), ("p", "q", "z"))
+
+
+def test_two_level_header_is_joined_with_slash():
+    html = """<table>
+      <tr><th rowspan="2">Rank</th><th colspan="2">Result</th><th rowspan="2">Note</th></tr>
+      <tr><th>Time</th><th>Points</th></tr>
+      <tr><th>1</th><td>5h</td><td>40</td><td>a</td></tr>
+    </table>"""
+    table = html_to_table(html, "t")
+    assert table.header == ("Rank", "Result/Time", "Result/Points", "Note")
+    assert table.rows == (("1", "5h", "40", "a"),)  # a <th> row label is data, not header
+
+
+def test_cell_markup_and_whitespace_are_flattened_and_short_rows_padded():
+    html = "<table><tr><th>Name</th><th>Team<br/>Points</th></tr><tr><td><b>Al</b>\n <a href='#'>Bo</a></td></tr></table>"
+    table = html_to_table(html, "t")
+    assert table.header == ("Name", "Team Points")
+    assert table.rows == (("Al Bo", ""),)
+
+
+def test_html_without_table_is_an_error():
+    with pytest.raises(HTMLTableError):
+        html_to_table("<p>no table</p>", "t")
+
+
+def test_markdown_escapes_pipes_and_keeps_one_line_per_row():
+    md = to_markdown(Table("t", ("a|b", "c"), (("1\n2", "x"),)))
+    assert md.splitlines() == ["| a\\|b | c |", "|---|---|", "| 1 2 | x |"]
+
+
+@pytest.mark.parametrize("subset", synthetic.SUBSETS)
+def test_synthetic_tables_are_deterministic_unique_and_well_headed(subset):
+    a = synthetic.generate(subset, 7, 20, seed=3, name="t")
+    assert a == synthetic.generate(subset, 7, 20, seed=3, name="t")
+    assert a != synthetic.generate(subset, 7, 20, seed=4, name="t")
+    values = [v for row in a.rows for v in row]
+    assert len(values) == 140 and len(set(values)) == 140
+    if subset in ("syn2", "syn4", "syn5"):
+        assert a.header == tuple("ABCDEFG")
+    if subset in ("syn2", "syn3"):
+        assert all(re.fullmatch(r"#[0-9A-F]{6}", v) for v in values)
+    if subset == "syn3":
+        assert len(set(a.header)) == 7 and not set(a.header) & set("ABCDEFG")
+    if subset == "syn1":
+        kinds = {h for h, _ in synthetic._HETEROGENEOUS}
+        assert set(a.header) <= kinds and len(set(a.header)) == 7
+    if subset in ("syn4", "syn5"):
+        digits = 6 if subset == "syn4" else 15
+        for v in values:
+            mantissa = v.lstrip("-").split("e")[0].replace(".", "").lstrip("0")
+            assert len(mantissa) <= digits
+            assert np.float32(float(v)) == np.float32(float(v))  # a float32-representable value
+        assert max(len(v.lstrip("-").replace(".", "").lstrip("0")) for v in values) == digits
+
+
+def test_synthetic_rejects_bad_sizes():
+    with pytest.raises(ValueError):
+        synthetic.generate("syn1", 21, 3, 0, "t")
+    with pytest.raises(ValueError):
+        synthetic.generate("syn9", 3, 3, 0, "t")
+
+
+def _assert_one_answer(table: Table, qu) -> None:
+    matches = [r for r in table.rows if r[qu.q] == qu.value]
+    assert len(matches) == 1, f"{table.name}: {qu} has {len(matches)} rows with X"
+    assert matches[0][qu.t] == qu.answer
+    assert table.column(qu.t).count(qu.answer) == 1
+    assert table.rows[qu.row - 1][qu.q] == qu.value
+
+
+def test_every_question_on_duplicate_heavy_tables_has_exactly_one_answer():
+    table = Table(
+        "dup",
+        ("A", "B", "C", "B2"),
+        (("1", "x", "p", "k"), ("1", "y", "p", "k"), ("2", "x", "q", "m"), ("3", "z", "r", "")),
+    )
+    qs = sample_questions([table], per_cell=50, seed=0)
+    assert qs, "some questions are valid"
+    for qu in qs:
+        _assert_one_answer(table, qu)
+    # brute force over every (t, q, r): valid_pairs is exactly the set of unique-answer questions
+    for row in range(1, table.height + 1):
+        expected = {
+            (t, q)
+            for t in range(4)
+            for q in range(4)
+            if t != q
+            and table.rows[row - 1][q]
+            and table.rows[row - 1][t]
+            and table.column(q).count(table.rows[row - 1][q]) == 1
+            and table.column(t).count(table.rows[row - 1][t]) == 1
+        }
+        assert set(valid_pairs(table, row)) == expected
+
+
+@pytest.mark.skipif(not (DATA / "tableqa").is_dir(), reason="no ../shared/data/tableqa")
+def test_every_generated_question_has_exactly_one_answer_brute_force():
+    from suites.tableqa.items import DEFAULTS, LOOKUP_SUBSETS, subset_questions
+
+    total = 0
+    for subset in LOOKUP_SUBSETS:
+        tables, questions = subset_questions(subset, DATA, dict(DEFAULTS))
+        by_name = {t.name: t for t in tables}
+        for qu in questions:
+            _assert_one_answer(by_name[qu.table], qu)
+            assert 2 <= qu.width <= 16 and 1 <= qu.row <= 64
+            assert 0 < abs(qu.distance) <= qu.width - 1
+        total += len(questions)
+    assert total > 40000
+
+
+def test_sampling_caps_cells_spreads_distances_and_is_seeded():
+    tables = [synthetic.generate("syn2", w, 10, 0, f"w{w}") for w in (3, 8)]
+    qs = sample_questions(tables, per_cell=10, seed=1)
+    cells: dict[tuple[int, int], list] = {}
+    for qu in qs:
+        cells.setdefault((qu.width, qu.row), []).append(qu)
+    assert all(len(v) == (6 if w == 3 else 10) for (w, _), v in cells.items())
+    assert len(cells) == 20
+    distances = {qu.distance for qu in qs if qu.width == 8}
+    assert distances <= set(range(-7, 8)) - {0} and len(distances) >= 10
+    assert qs == sample_questions(tables, per_cell=10, seed=1)
+    assert qs != sample_questions(tables, per_cell=10, seed=2)
+
+
+def test_question_text_and_prompt_follow_the_article():
+    from suites.tableqa.questions import Question
+
+    qu = Question("t", 1, 0, 1, "Leslie Kerhove", "Hard", 2)
+    assert (
+        qu.text(("Surface", "Opponent in the final"))
+        == "What is the Surface if the Opponent in the final is Leslie Kerhove?"
+    )
+    assert (
+        qu.text(("Покрытие", "Соперница в финале"), "ru")
+        == "Какой Покрытие, если Соперница в финале — Leslie Kerhove?"
+    )
+    prompt = build_prompt("| a |", "Q?", "ru")
+    assert prompt == SYSTEM_PROMPTS["ru"] + "\n\n-----\n\n| a |\n\n-----\n\nQ?"
+
+
+@pytest.mark.parametrize(
+    ("prediction", "answer", "em", "cont"),
+    [
+        (" Hard", "Hard", 1, 1),
+        ("«hard».", "Hard", 1, 1),
+        ('"Hard."\nbecause', "Hard", 1, 1),
+        ("The answer is Hard.", "Hard", 0, 1),
+        ("#a0ffff", "#A0FFFF", 1, 1),
+        ("12.5", "12.50", 0, 0),
+        ("", "x", 0, 0),
+        ("\n\n  Clay", "Clay", 1, 1),
+    ],
+)
+def test_exact_match_and_contains(prediction, answer, em, cont):
+    assert exact_match(prediction, answer) == em
+    assert contains(prediction, answer) == cont
+
+
+def test_normalisation_is_documented_order():
+    assert normalize_answer("  'A  b'. ") == "a b"
+
+
+def _rec(subset, width, row, d, score):
+    return {
+        "suite": "tableqa",
+        "scores": {"exact_match": score},
+        "meta": {"subset": subset, "width": width, "row": row, "distance": d},
+    }
+
+
+def test_heatmaps_fold_distance_as_the_article_describes():
+    items = [
+        _rec("syn2", 5, 3, +2, 1.0),
+        _rec("syn2", 5, 3, +2, 0.0),
+        _rec("syn2", 5, 1, -3, 1.0),
+        _rec("wiki", 5, 1, -3, 0.0),
+    ]
+    acc, n = heatmap_w_d(items, "syn2")
+    assert n[2, 5] == 2 and acc[2, 5] == 0.5  # above the diagonal: i = d, j = W
+    assert n[5, 3] == 1 and acc[5, 3] == 1.0  # below: i = W, j = -d
+    assert n.sum() == 3 and np.isnan(acc[3, 3])
+    acc_r, n_r = heatmap_w_r(items, "syn2")
+    assert n_r[5, 3] == 2 and n_r[5, 1] == 1 and acc_r[5, 1] == 1.0
+
+
+def test_results_table_averages_subsets_unweighted():
+    items = [_rec("wiki", 3, 1, 1, 1.0)] + [_rec("syn1", 3, 1, 1, s) for s in (0.0, 0.0, 0.0, 1.0)]
+    table = results_table(items)
+    assert (
+        table["subsets"]["wiki"]["accuracy_pct"] == 100
+        and table["subsets"]["syn1"]["accuracy_pct"] == 25
+    )
+    assert table["average_pct"] == 62.5
