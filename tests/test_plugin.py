@@ -170,7 +170,7 @@ def test_unscored_item_fails(toy, mode):
 import pytest
 from test_toy import load
 
-@pytest.mark.suite("bare", load=load)
+@pytest.mark.suite("toy", load=load)
 def test_bare(bench_item, score):
     pass
 """

@@ -36,20 +36,32 @@ DEFAULTS: dict[str, Any] = {
     "per_cell": 10,  # questions per (W, r) heatmap cell (article: 10)
     "tables_per_width": 1,  # synthetic tables per width W (each 64 rows)
     "seed": 0,
+    # Completion (base) models need a cue to answer after the question; the article used
+    # chat models and no cue. "" gives the article's prompt exactly.
+    "answer_cue": "\nAnswer:",
+}
+TABLEBENCH_DEFAULTS: dict[str, Any] = {
+    # TableBench's DP prompt ends with the question; base models are cued to answer in
+    # the required "Final Answer: ..." form. "" gives the official prompt exactly.
+    "answer_cue": "Final Answer:",
 }
 MIN_WIDTH, MAX_WIDTH, MIN_HEIGHT, MAX_HEIGHT = 2, 16, 1, 64  # article's table sizes
 MAX_TOKENS = 32
-STOP = ("\n\n",)
+STOP = ("\n",)
 CACHE_VERSION = "tableqa-questions-v1"  # bump when table parsing or sampling changes
 
 
-def _options(options: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = set(options) - set(DEFAULTS)
+def _options(
+    options: Mapping[str, Any], defaults: Mapping[str, Any] = DEFAULTS, suite: str = "tableqa"
+) -> dict[str, Any]:
+    unknown = set(options) - set(defaults)
     if unknown:
         raise DataError(
-            f"unknown tableqa option(s) {', '.join(sorted(unknown))}; known: {', '.join(DEFAULTS)}"
+            f"unknown {suite} option(s) {', '.join(sorted(unknown))}; known: {', '.join(defaults)}"
         )
-    merged = {**DEFAULTS, **options}
+    merged = {**defaults, **options}
+    if suite != "tableqa":
+        return merged
     if merged["language"] not in SYSTEM_PROMPTS:
         raise DataError(f"tableqa.language={merged['language']}: use en or ru")
     for key in ("per_cell", "tables_per_width", "seed"):
@@ -159,7 +171,7 @@ def _lookup_items(
                 id=f"{group}/r{qu.row}/t{qu.t}q{qu.q}",
                 group=group,
                 prefix=prefixes[qu.table],
-                suffix=qu.text(table.header, language),
+                suffix=qu.text(table.header, language) + opts["answer_cue"],
                 reference=qu.answer,
                 meta={
                     "subset": subset,
@@ -210,6 +222,7 @@ def load_tablebench(data_dir: Path, options: Mapping[str, Any] | None = None) ->
         DataMissing: the TableBench files are absent.
         DataError: a malformed line, or a question subtype without an official template.
     """
+    opts = _options(options or {}, TABLEBENCH_DEFAULTS, "tablebench")
     test_path, examples_path = data_dir / tablebench.TEST_FILE, data_dir / tablebench.EXAMPLES_FILE
     for path in (test_path, examples_path):
         if not path.is_file():
@@ -242,16 +255,17 @@ def load_tablebench(data_dir: Path, options: Mapping[str, Any] | None = None) ->
                 id=f"tablebench/{row['qtype']}/{row['id']}",
                 group=f"tablebench/{row['id']}",
                 prefix=template.format(table=str(row["table"]), question=row["question"]),
-                suffix="",
+                suffix=opts["answer_cue"],
                 reference=str(row["answer"]),
                 meta={"qtype": row["qtype"], "qsubtype": row["qsubtype"]},
                 max_tokens=128 if row["qtype"] == "DataAnalysis" else 64,
-                stop=(),
+                stop=("\n",) if opts["answer_cue"] else (),
             )
         )
     notes = {
         "source": "TableBench (Wu et al. 2025), DP prompts from the 54 official examples",
         "data": "third-party copy of the 886-question test set (version unknown; SOURCES.md section 3)",
+        "options": opts,
         "skipped": f"{skipped} Visualization questions (chart code is scored by running it)",
         "duplicate_ids_skipped": duplicates,
     }

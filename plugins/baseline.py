@@ -1,0 +1,139 @@
+"""Compare a run record with a baseline record: paired deltas, CIs and regression verdicts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from plugins.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+
+__all__ = ["Comparison", "compare_records", "paired_bootstrap"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One ``suite/metric`` in this run against the baseline.
+
+    Attributes:
+        metric: ``suite/metric``.
+        current, baseline: means over the items each run scored (None if absent).
+        delta: mean of per-item differences (current - baseline) over shared items.
+        ci_low, ci_high: paired-bootstrap 95% interval of ``delta``.
+        n_shared: items scored in both runs.
+        only_current, only_baseline: items scored in one run only (counted, not compared).
+        verdict: ``regression``, ``improvement``, ``no significant change`` or
+            ``not comparable`` (no shared items).
+        failed: True when ``delta < -max_regression`` and the drop is significant
+            (``ci_high < 0``).
+    """
+
+    metric: str
+    current: float | None
+    baseline: float | None
+    delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_shared: int
+    only_current: int
+    only_baseline: int
+    verdict: str
+    failed: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form for the run record."""
+        return asdict(self)
+
+
+def paired_bootstrap(
+    diffs: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+) -> tuple[float, float]:
+    """Percentile 95% interval of the mean of paired differences (Efron & Tibshirani 1993).
+
+    Items are resampled with replacement as pairs, so per-item difficulty cancels out.
+
+    Args:
+        diffs: shape (n,), n >= 1, per-item current - baseline.
+    """
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, diffs.size, size=(resamples, diffs.size))
+    low, high = np.percentile(diffs[idx].mean(axis=1), [2.5, 97.5])
+    return float(low), float(high)
+
+
+def _scores(record: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for item in record.get("items", []):
+        if item.get("outcome", "passed") != "passed":
+            continue
+        for metric, value in item.get("scores", {}).items():
+            if value is not None:
+                out.setdefault(f"{item['suite']}/{metric}", {})[item["id"]] = float(value)
+    return out
+
+
+def compare_records(
+    current: Mapping[str, Any], baseline: Mapping[str, Any], max_regression: float | None
+) -> list[Comparison]:
+    """Compare every metric present in either record.
+
+    Args:
+        current, baseline: run records (see :mod:`plugins.runrecord`).
+        max_regression: largest tolerated drop of a mean (metric units); None reports
+            deltas without failing.
+
+    Returns:
+        One :class:`Comparison` per ``suite/metric``, sorted by metric.
+    """
+    cur, base = _scores(current), _scores(baseline)
+    results = []
+    for metric in sorted(set(cur) | set(base)):
+        c, b = cur.get(metric, {}), base.get(metric, {})
+        shared = sorted(set(c) & set(b))
+        c_mean = float(np.mean(list(c.values()))) if c else None
+        b_mean = float(np.mean(list(b.values()))) if b else None
+        if not shared:
+            results.append(
+                Comparison(
+                    metric,
+                    c_mean,
+                    b_mean,
+                    None,
+                    None,
+                    None,
+                    0,
+                    len(c),
+                    len(b),
+                    "not comparable",
+                    False,
+                )
+            )
+            continue
+        diffs = np.array([c[i] - b[i] for i in shared])
+        delta = float(diffs.mean())
+        low, high = paired_bootstrap(diffs)
+        if high < 0:
+            verdict = "regression"
+        elif low > 0:
+            verdict = "improvement"
+        else:
+            verdict = "no significant change"
+        failed = max_regression is not None and delta < -max_regression and high < 0
+        results.append(
+            Comparison(
+                metric,
+                c_mean,
+                b_mean,
+                delta,
+                low,
+                high,
+                len(shared),
+                len(set(c) - set(b)),
+                len(set(b) - set(c)),
+                verdict,
+                failed,
+            )
+        )
+    return results

@@ -1,0 +1,84 @@
+"""HTML: the aggregate section (jinja2) for pytest-html's report and for `extractbench report`."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+__all__ = ["summary_html", "page_html", "scores_cell", "item_details"]
+
+_ENV = Environment(
+    loader=PackageLoader("plugins", "templates"), autoescape=select_autoescape(["html", "j2"])
+)
+
+
+def _verdict(record: Mapping[str, Any]) -> str:
+    failed = any(g["passed"] is False for g in record.get("gates", []))
+    failed |= any(c["failed"] for c in record.get("baseline", {}).get("comparisons", []))
+    return "FAILED" if failed or record.get("exit_status", 0) != 0 else "PASSED"
+
+
+def summary_html(
+    record: Mapping[str, Any], images: Sequence[Path] = (), suite_lines: Sequence[str] = ()
+) -> str:
+    """The aggregate section: score table with CIs, gates, baseline deltas, embedded plots.
+
+    Args:
+        record: the run record.
+        images: PNG files to embed (base64, so the HTML stays self-contained).
+        suite_lines: extra text from suite report modules (e.g. Table-QA results table).
+    """
+    embedded = [
+        (p.name, base64.b64encode(p.read_bytes()).decode("ascii"))
+        for p in images
+        if p.suffix == ".png" and p.is_file()
+    ]
+    return _ENV.get_template("summary.html.j2").render(
+        verdict=_verdict(record),
+        model=record.get("model", {}),
+        run_id=record.get("run_id", ""),
+        counts=record.get("counts", {}),
+        complete=record.get("complete", True),
+        aggregates=record.get("aggregates", {}),
+        gates=record.get("gates", []),
+        baseline=record.get("baseline"),
+        images=embedded,
+        suite_lines=list(suite_lines),
+    )
+
+
+def page_html(
+    record: Mapping[str, Any], images: Sequence[Path] = (), suite_lines: Sequence[str] = ()
+) -> str:
+    """A whole self-contained page: the aggregate section and every item (for re-rendering)."""
+    return _ENV.get_template("page.html.j2").render(
+        run_id=record.get("run_id", ""),
+        summary=summary_html(record, images, suite_lines),
+        items=record.get("items", []),
+    )
+
+
+def scores_cell(entry: Mapping[str, Any]) -> str:
+    """``<td>`` listing an item's scores, for pytest-html's results table."""
+    from markupsafe import escape
+
+    parts = [
+        f"{escape(k)}={'–' if v is None else f'{v:.3f}'}"
+        for k, v in entry.get("scores", {}).items()
+    ]
+    return f'<td class="col-scores">{"<br/>".join(parts)}</td>'
+
+
+def item_details(entry: Mapping[str, Any]) -> str:
+    """Folded prediction and reference of an item, for pytest-html's expandable row."""
+    from markupsafe import escape
+
+    return (
+        "<details><summary>prediction / reference</summary>"
+        f"<b>prediction</b><pre style='white-space:pre-wrap'>{escape(entry.get('prediction') or '')}</pre>"
+        f"<b>reference</b><pre style='white-space:pre-wrap'>{escape(entry.get('reference') or '')}</pre></details>"
+    )
