@@ -40,7 +40,12 @@ def main() -> None:
     parsed = time.perf_counter()
     questions = sample_questions(tables, per_cell=10, seed=0)
     done = time.perf_counter()
-    out["wiki"] = {"tables": len(tables), "parse_s": round(parsed - start, 2), "questions_s": round(done - parsed, 2), "questions": len(questions)}
+    out["wiki"] = {
+        "tables": len(tables),
+        "parse_s": round(parsed - start, 2),
+        "questions_s": round(done - parsed, 2),
+        "questions": len(questions),
+    }
     for subset in synthetic.SUBSETS:
         rng = random.Random(subset)
         sizes = [(rng.randint(2, 16), rng.randint(1, 64)) for _ in range(args.synthetic)]
@@ -49,7 +54,12 @@ def main() -> None:
         made = time.perf_counter()
         questions = sample_questions(tables, per_cell=10, seed=0)
         done = time.perf_counter()
-        out[subset] = {"tables": len(tables), "generate_s": round(made - start, 2), "questions_s": round(done - made, 2), "questions": len(questions)}
+        out[subset] = {
+            "tables": len(tables),
+            "generate_s": round(made - start, 2),
+            "questions_s": round(done - made, 2),
+            "questions": len(questions),
+        }
     print(json.dumps(out, indent=1))
 
 

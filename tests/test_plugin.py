@@ -212,3 +212,59 @@ def test_sigint_leaves_a_record_of_finished_items(toy, mode):
     assert data["complete"] is False
     assert 0 < data["counts"]["scored"] < 24
     assert all(it["outcome"] == "passed" for it in data["items"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_baseline_regression_gate_fails_only_on_a_real_drop(toy, mode):
+    _, first = run(toy, mode)
+    baseline = toy.path / "baseline.json"
+    baseline.write_text((toy.path / "record.json").read_text())
+    same, rec = run(toy, mode, "--baseline", str(baseline), "--max-regression", "0.02")
+    assert same.ret == 0
+    assert {c["verdict"] for c in rec["baseline"]["comparisons"]} == {"no significant change"}
+    # degrade the "model": the colour answers move to a line the fake cannot find
+    data = toy.path / "data" / "toy.jsonl"
+    data.write_text(
+        data.read_text().replace("Colour: red", "Hue: red").replace("Applicant:", "Firm:")
+    )
+    junit = toy.path / "junit.xml"
+    worse, rec = run(
+        toy, mode, "--baseline", str(baseline), "--max-regression", "0.02", "--junitxml", str(junit)
+    )
+    assert worse.ret == 1
+    acc = next(c for c in rec["baseline"]["comparisons"] if c["metric"] == "toy/accuracy")
+    assert acc["delta"] == pytest.approx(-9 / 24) and acc["failed"] is True
+    worse.stdout.fnmatch_lines(["*FAILED regression::toy/accuracy*"])
+    cases = [
+        c for c in ET.parse(junit).getroot().iter("testcase") if c.get("classname") == "regression"
+    ]
+    assert {c.get("name") for c in cases} >= {"toy/accuracy"}
+
+
+def test_missing_baseline_is_usage_error(toy):
+    result, _ = run(toy, [], "--baseline", "nope.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--baseline nope.json: no such run record*"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_html_and_markdown_reports(toy, mode):
+    html, md = toy.path / "report.html", toy.path / "summary.md"
+    result, rec = run(
+        toy,
+        mode,
+        "--html",
+        str(html),
+        "--self-contained-html",
+        "--summary-md",
+        str(md),
+        "--gate",
+        "toy/accuracy>=0.5",
+    )
+    assert result.ret == 0
+    page = html.read_text()
+    assert "extractbench: PASSED" in page and "data:image/png;base64," in page
+    assert "toy/d1/colour" in page and "accuracy=0.000" in page
+    text = md.read_text()
+    assert "| toy | accuracy | 0.6250 |" in text and "✅ >= 0.5" in text
+    assert any(p.endswith("-metrics.png") for p in rec["artifacts"])
