@@ -66,7 +66,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="RUN.json",
         default=None,
         help="compare with an earlier run record: per-metric paired delta over shared items "
-        "with a bootstrap 95% CI; items in only one run are counted.",
+        "with a bootstrap 95%% CI; items in only one run are counted.",
     )
     group.addoption(
         "--max-regression",

@@ -268,3 +268,23 @@ def test_html_and_markdown_reports(toy, mode):
     text = md.read_text()
     assert "| toy | accuracy | 0.6250 |" in text and "✅ >= 0.5" in text
     assert any(p.endswith("-metrics.png") for p in rec["artifacts"])
+
+
+def test_help_lists_every_option(toy):
+    result = toy.runpytest_subprocess("--help")
+    assert result.ret == 0
+    text = result.stdout.str()
+    for option in (
+        "--model",
+        "--backend",
+        "--data-dir",
+        "--limit",
+        "--full",
+        "--gate",
+        "--suite-option",
+        "--baseline",
+        "--max-regression",
+        "--summary-md",
+        "--report-json",
+    ):
+        assert option in text

@@ -7,7 +7,6 @@ Source: Arora et al. 2024 (Based), FDA task; lm-evaluation-harness ``fda`` task
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping
@@ -17,6 +16,7 @@ from typing import Any
 from suites.derived_cache import cached_json, digest_of
 from suites.fda.chunking import CHUNK_TOKENS, ChunkingError, GemmaTokenizer, Tokenizer, chunk_spans
 from suites.item import DataError, DataMissing, Item, SuiteData
+from suites.jsonl import iter_jsonl
 
 __all__ = ["LABELS_FILE", "MAX_TOKENS", "STOP", "read_labels", "build_items", "load_items"]
 
@@ -39,26 +39,15 @@ def read_labels(path: Path) -> list[dict[str, Any]]:
     """
     labels = []
     seen: set[tuple[str, str]] = set()
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict):
-                raise DataError(f"{path}:{lineno}: expected a JSON object")
-            bad = [f for f in _FIELDS if not isinstance(row.get(f), str) or not row[f].strip()]
-            if bad:
-                raise DataError(f"{path}:{lineno}: missing or empty field(s) {', '.join(bad)}")
-            pair = (row["doc_id"], row["key"])
-            if pair in seen:
-                raise DataError(
-                    f"{path}:{lineno}: duplicate label for {row['doc_id']} / {row['key']}"
-                )
-            seen.add(pair)
-            labels.append(row)
+    for lineno, row in iter_jsonl(path):
+        bad = [f for f in _FIELDS if not isinstance(row.get(f), str) or not row[f].strip()]
+        if bad:
+            raise DataError(f"{path}:{lineno}: missing or empty field(s) {', '.join(bad)}")
+        pair = (row["doc_id"], row["key"])
+        if pair in seen:
+            raise DataError(f"{path}:{lineno}: duplicate label for {row['doc_id']} / {row['key']}")
+        seen.add(pair)
+        labels.append(row)
     return labels
 
 

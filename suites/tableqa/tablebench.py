@@ -10,12 +10,12 @@ FactChecking and NumericalReasoning, ROUGE-L for DataAnalysis. Visualization que
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from suites.item import DataError
+from suites.jsonl import iter_jsonl
 
 __all__ = [
     "TEST_FILE",
@@ -40,17 +40,10 @@ def read_jsonl(path: Path, fields: tuple[str, ...]) -> list[dict[str, Any]]:
         DataError: a line is not a JSON object holding every field (``file:line``).
     """
     rows = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
-            if not isinstance(row, dict) or any(f not in row for f in fields):
-                raise DataError(f"{path}:{lineno}: expected a JSON object with {', '.join(fields)}")
-            rows.append(row)
+    for lineno, row in iter_jsonl(path):
+        if any(f not in row for f in fields):
+            raise DataError(f"{path}:{lineno}: expected a JSON object with {', '.join(fields)}")
+        rows.append(row)
     return rows
 
 
