@@ -29,6 +29,7 @@ class ItemRecorder:
         self.prediction: str | None = None
         self.tokens: dict[str, int] = {}
         self.latency_s: float | None = None
+        self.details: dict[str, Any] = {}
         self._properties = user_properties
 
     def __call__(self, metric: str, value: float | None) -> None:
@@ -77,6 +78,11 @@ class ItemRecorder:
         self.latency_s = generation.latency_s
         self._properties.append(("prediction", generation.text))
 
+    def detail(self, key: str, value: Any) -> None:
+        """Record a JSON-safe fact about the item (error counts, a parse error) for the
+        run record; not a score, not aggregated."""
+        self.details[key] = value
+
     def to_dict(self) -> dict[str, Any]:
         """The item's entry in the run record (JSON-safe)."""
         return {
@@ -90,4 +96,5 @@ class ItemRecorder:
             "tokens": dict(self.tokens),
             "latency_s": self.latency_s,
             "meta": dict(self.item.meta),
+            "details": dict(self.details),
         }

@@ -18,7 +18,7 @@ def score_table(
     """Lines of a fixed-width table: suite, metric, mean, 95% CI, n, gate verdict.
 
     Each metric row is followed by indented rows for the levels of the suite's first
-    breakdown attribute (FDA: one row per key). Gates whose metric is absent from ``aggregates`` get a row of their own.
+    breakdown attribute (FDA: one row per key), when it has more than one level. Gates whose metric is absent from ``aggregates`` get a row of their own.
 
     Args:
         aggregates: ``suite/metric`` -> aggregate dict (see :func:`plugins.aggregate.aggregate`).
@@ -41,8 +41,8 @@ def score_table(
         ci = f"[{_fmt(agg['ci_low'])}, {_fmt(agg['ci_high'])}]"
         rows.append((suite, metric, _fmt(agg["mean"]), ci, str(agg["n"]), verdict(key)))
         breakdowns = agg.get("breakdowns") or {}
-        if breakdowns:
-            by, levels = next(iter(breakdowns.items()))  # the suite's first attribute
+        by, levels = next(iter(breakdowns.items()), ("", {}))  # the suite's first attribute
+        if len(levels) > 1:
             for level, sub in levels.items():
                 sub_ci = f"[{_fmt(sub['ci_low'])}, {_fmt(sub['ci_high'])}]"
                 rows.append(("", f"  {by}={level}", _fmt(sub["mean"]), sub_ci, str(sub["n"]), ""))

@@ -53,6 +53,19 @@ class Item:
         """The suite name: the part of ``id`` before the first ``/``."""
         return self.id.split("/", 1)[0]
 
+    def to_json(self) -> dict[str, Any]:
+        """JSON-safe dict of all fields (for caches of derived items)."""
+        return {
+            "id": self.id, "group": self.group, "prefix": self.prefix, "suffix": self.suffix,
+            "reference": self.reference, "meta": dict(self.meta), "max_tokens": self.max_tokens,
+            "stop": list(self.stop),
+        }  # fmt: skip
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Item:
+        """The inverse of :meth:`to_json`."""
+        return cls(**{**data, "stop": tuple(data.get("stop", ()))})
+
     @property
     def prompt(self) -> str:
         """The exact text given to the model: ``prefix + suffix``."""

@@ -1,0 +1,204 @@
+"""Struc-Bench items in three formats from the substitute data (SOURCES.md section 2).
+
+- raw: E2E cleaned test set (``strucbench/e2e/test-fixed.csv``): one item per distinct
+  original MR (630), input = the first human-written text of that MR, gold = the
+  re-annotated MR as an attribute | value markdown table.
+- html: the WikiTableQuestions page tables (``tableqa/wtq/csv/*/*.html``) reduced to
+  their ``<table>``, and SciGen tables rendered as HTML.
+- latex: SciGen tables (``strucbench/scigen/test-*.json``) rendered as a ``tabular`` in a
+  ``table`` with ``\\caption``.
+HTML and LaTeX inputs are deterministic content + format descriptions (see ``render``).
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from suites.derived_cache import cached_json, digest_of
+from suites.item import DataError, DataMissing, Item, SuiteData
+from suites.strucbench import render
+from suites.strucbench.prompts import build_prompt
+from suites.strucbench.tables import PARSERS, TableParseError
+
+__all__ = ["DEFAULTS", "FORMATS", "load_items"]
+
+FORMATS = ("raw", "html", "latex")
+E2E_FILE = "strucbench/e2e/test-fixed.csv"
+SCIGEN_FILES = ("strucbench/scigen/test-CL.json", "strucbench/scigen/test-Other.json")
+WTQ_DIR = "tableqa/wtq/csv"
+DEFAULTS: dict[str, Any] = {"pscore": True, "max_cells": 120}
+MAX_TOKENS_CAP = 1024
+CACHE_VERSION = "strucbench-items-v1"  # bump when rendering or prompts change
+
+
+def _literal(value: Any) -> Any:
+    return ast.literal_eval(value) if isinstance(value, str) else value
+
+
+def _budget(gold: str) -> int:
+    """Generation budget: about 1.5x the gold's length in tokens (~3 chars/token)."""
+    return min(MAX_TOKENS_CAP, max(64, len(gold) // 2 + 32))
+
+
+def _item(
+    fmt: str,
+    source: str,
+    key: str,
+    text: str,
+    gold_table: render.GoldTable,
+    gold: str,
+    opts: dict[str, Any],
+) -> Item:
+    try:
+        PARSERS[fmt](gold)
+    except TableParseError as exc:
+        raise DataError(
+            f"strucbench {source}/{key}: gold {fmt} table does not parse: {exc}"
+        ) from None
+    return Item(
+        id=f"strucbench/{fmt}/{source}/{key}",
+        group=f"strucbench/{fmt}/{source}/{key}",
+        prefix=build_prompt(fmt, text, render.format_description(gold_table, fmt)),
+        suffix="",
+        reference=gold,
+        meta={
+            "format": fmt,
+            "source": source,
+            "rows": len(gold_table.rows),
+            "cols": len(gold_table.header),
+            "pscore": opts["pscore"],
+        },
+        max_tokens=_budget(gold),
+        stop=("\n\n",) if fmt == "raw" else (),
+    )
+
+
+def _e2e(data_dir: Path, opts: dict[str, Any]) -> list[Item]:
+    path = data_dir / E2E_FILE
+    if not path.is_file():
+        raise DataMissing(f"{path} not found (see ../shared/data/SOURCES.md section 2)")
+    first: dict[str, dict[str, str]] = {}
+    with path.open(encoding="utf-8", newline="") as fh:
+        for lineno, row in enumerate(csv.DictReader(fh), start=2):
+            if not row.get("mr") or not row.get("ref") or "orig_mr" not in row:
+                raise DataError(f"{path}:{lineno}: expected columns mr, ref, orig_mr")
+            first.setdefault(row["orig_mr"], row)
+    items = []
+    for i, row in enumerate(first.values()):
+        try:
+            table = render.e2e_table(row["mr"])
+        except ValueError as exc:
+            raise DataError(f"{path}: {exc}") from None
+        items.append(
+            _item("raw", "e2e", f"{i:04d}", row["ref"], table, render.to_markdown(table), opts)
+        )
+    return items
+
+
+def _scigen(data_dir: Path, opts: dict[str, Any]) -> list[tuple[str, render.GoldTable]]:
+    tables = []
+    for name in SCIGEN_FILES:
+        path = data_dir / name
+        if not path.is_file():
+            raise DataMissing(f"{path} not found (see ../shared/data/SOURCES.md section 2)")
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}: not valid JSON ({exc.msg})") from None
+        for key in sorted(data, key=lambda k: int(k) if k.isdigit() else k):
+            entry = data[key]
+            try:
+                header = _literal(entry["table_column_names"])
+                rows = _literal(entry["table_content_values"])
+                caption = entry["table_caption"]
+            except (KeyError, ValueError, SyntaxError) as exc:
+                raise DataError(f"{path}: entry {key}: {exc}") from None
+            table = render.scigen_table(caption, header, rows)
+            if len(table.header) * (len(table.rows) + 1) <= opts["max_cells"]:
+                tables.append((f"{Path(name).stem}-{key}", table))
+    return tables
+
+
+def _wtq(data_dir: Path, opts: dict[str, Any]) -> list[Item]:
+    from bs4 import BeautifulSoup
+
+    root = data_dir / WTQ_DIR
+    items = []
+    for path in sorted(root.glob("*/*.html")):
+        gold = render.reduce_html(path.read_text(encoding="utf-8"))
+        parsed = BeautifulSoup(gold, "html.parser")
+        grid = [
+            [" ".join(c.get_text(" ").split()) for c in tr.find_all(["th", "td"])]
+            for tr in parsed.find_all("tr")
+        ]
+        grid = [r for r in grid if r]
+        if not grid or sum(len(r) for r in grid) > opts["max_cells"]:
+            continue
+        table = render.GoldTable(grid[0], grid[1:])
+        key = str(path.relative_to(root).with_suffix("")).replace("/", "-")
+        items.append(
+            _item("html", "wtq", key, render.content_description(table), table, gold, opts)
+        )
+    return items
+
+
+def _options(options: Mapping[str, Any]) -> dict[str, Any]:
+    unknown = set(options) - set(DEFAULTS)
+    if unknown:
+        raise DataError(
+            f"unknown strucbench option(s) {', '.join(sorted(unknown))}; known: {', '.join(DEFAULTS)}"
+        )
+    opts = {**DEFAULTS, **options}
+    opts["pscore"] = str(opts["pscore"]).lower() not in ("0", "false", "no", "off")
+    try:
+        opts["max_cells"] = int(opts["max_cells"])
+    except (TypeError, ValueError):
+        raise DataError(f"strucbench.max_cells={opts['max_cells']}: must be an integer") from None
+    return opts
+
+
+def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> SuiteData:
+    """All three formats. Options: ``pscore`` (judge each item, default true),
+    ``max_cells`` (skip gold tables with more cells, default 120: CPU generation budget).
+
+    Raises:
+        DataMissing: the E2E or SciGen files are absent.
+        DataError: a malformed data row, or a gold table its own parser rejects.
+    """
+    opts = _options(options or {})
+    files = [data_dir / E2E_FILE, *(data_dir / f for f in SCIGEN_FILES)]
+    for path in files:
+        if not path.is_file():
+            raise DataMissing(f"{path} not found (see ../shared/data/SOURCES.md section 2)")
+    files += sorted((data_dir / WTQ_DIR).glob("*/*.html"))
+    parts: list[bytes | str] = [CACHE_VERSION, json.dumps(opts, sort_keys=True)]
+    parts += [p.read_bytes() for p in files]
+
+    def build() -> list[dict[str, Any]]:
+        built = _e2e(data_dir, opts)
+        scigen = _scigen(data_dir, opts)
+        built += _wtq(data_dir, opts) if (data_dir / WTQ_DIR).is_dir() else []
+        for fmt, to_text in (("html", render.to_html), ("latex", render.to_latex)):
+            for name, table in scigen:
+                text = render.content_description(table)
+                built.append(_item(fmt, "scigen", name, text, table, to_text(table), opts))
+        return [it.to_json() for it in built]
+
+    rows = cached_json("strucbench-items", digest_of(parts), build)
+    items = [Item.from_json(row) for row in rows]
+    notes = {
+        "source": "Struc-Bench (Tang et al. 2023): text-to-table in raw text, HTML, LaTeX; H-Score, P-Score",
+        "data": "substitutes: E2E cleaned test set (raw), WikiTableQuestions tables and SciGen tables (HTML), "
+        "SciGen tables rendered as LaTeX; the Struc-Bench release is not reachable",
+        "inputs": "HTML/LaTeX content and format descriptions are written deterministically from the gold "
+        "table (suites/strucbench/render.py), not generated by GPT-3.5",
+        "options": opts,
+        "bertscore": "not computed (no local encoder loaded; the paper used roberta-large)",
+        "items_per_format": {f: sum(1 for it in items if it.meta["format"] == f) for f in FORMATS},
+    }
+    return SuiteData(items=items, notes=notes)

@@ -1,0 +1,183 @@
+"""Struc-Bench: H-Score components, perturbations, formatting invariance, malformed output."""
+
+from __future__ import annotations
+
+import pytest
+
+from suites.strucbench import render
+from suites.strucbench.errors import count_errors, same_value_other_format
+from suites.strucbench.hscore import MAXIMA, hscore
+from suites.strucbench.metrics import table_metrics
+from suites.strucbench.pscore import combine, parse_judgment
+from suites.strucbench.tables import PARSERS
+
+TABLE = render.GoldTable(
+    ["Model", "Acc", "F1"],
+    [["[BOLD] Ours", "91.2", "50"], ["Base", "88.0", "47"], ["Rule", "70.5", "31"]],
+    caption="Table 1: Results",
+)
+RENDER = {"raw": render.to_markdown, "html": render.to_html, "latex": render.to_latex}
+
+
+def table(header=None, rows=None, caption=None, alignment=None) -> render.GoldTable:
+    return render.GoldTable(
+        header if header is not None else TABLE.header,
+        rows if rows is not None else [list(r) for r in TABLE.rows],
+        caption=TABLE.caption if caption is None else caption,
+        alignment=alignment or TABLE.alignment,
+    )
+
+
+@pytest.mark.parametrize("fmt", ["raw", "html", "latex"])
+def test_gold_against_itself_gets_every_maximum(fmt):
+    gold = RENDER[fmt](TABLE)
+    h = hscore(fmt, gold, gold)
+    assert (h.content, h.structure) == MAXIMA[fmt]
+    assert all(v == 1.0 for v in h.parts.values())
+    assert h.parse_error is None
+
+
+def drop_row(t):
+    return table(rows=t.rows[:1] + t.rows[2:])
+
+
+def drop_col(t):
+    return table(header=t.header[:2], rows=[r[:2] for r in t.rows], alignment=t.alignment[:2])
+
+
+def rename_header(t):
+    return table(header=["Model", "Accuracy", "F1"])
+
+
+def change_cell(t):
+    rows = [list(r) for r in t.rows]
+    rows[1][1] = "12.3"
+    return table(rows=rows)
+
+
+def change_alignment(t):
+    return table(alignment="ccc")
+
+
+def drop_caption(t):
+    return table(caption=" ")
+
+
+def reformat_number(t):
+    rows = [list(r) for r in t.rows]
+    rows[0][2] = "50.0%"
+    return table(rows=rows)
+
+
+# which H-Score parts drop, per format, and which error counts become non-zero
+PERTURBATIONS = [
+    (drop_row, {"raw": {"rows_match", "data_lev", "data_difflib"},
+                "html": {"cells_count_match", "cells_lev", "cells_difflib", "tags_lev", "tags_difflib"},
+                "latex": {"rows_match", "data_lev", "data_difflib"}}, {"structure": 1}),
+    (drop_col, {"raw": {"cols_match", "columns_lev", "columns_difflib", "data_lev", "data_difflib"},
+                "html": {"cells_count_match", "cells_lev", "cells_difflib", "tags_lev", "tags_difflib"},
+                "latex": {"cols_match", "data_lev", "data_difflib", "alignment_lev", "alignment_difflib"}}, {"structure": 1}),
+    (rename_header, {"raw": {"columns_lev", "columns_difflib"}, "html": {"cells_lev", "cells_difflib"},
+                     "latex": {"data_lev", "data_difflib"}}, {"structure_naming": 1}),
+    (change_cell, {"raw": {"data_lev", "data_difflib"}, "html": {"cells_lev", "cells_difflib"},
+                   "latex": {"data_lev", "data_difflib"}}, {"element": 1}),
+    (change_alignment, {"raw": set(), "html": set(), "latex": {"alignment_lev", "alignment_difflib"}}, {}),
+    (drop_caption, {"raw": set(), "html": set(), "latex": {"caption_match"}}, {}),
+    (reformat_number, {"raw": {"data_lev", "data_difflib"}, "html": {"cells_lev", "cells_difflib"},
+                       "latex": {"data_lev", "data_difflib"}}, {"element_format": 1}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("fmt", ["raw", "html", "latex"])
+@pytest.mark.parametrize(
+    ("perturb", "lowered", "errors"), PERTURBATIONS, ids=lambda x: getattr(x, "__name__", "")
+)
+def test_single_perturbation_lowers_exactly_its_components(fmt, perturb, lowered, errors):
+    gold = RENDER[fmt](TABLE)
+    pred_table = perturb(TABLE)
+    pred = RENDER[fmt](pred_table)
+    h = hscore(fmt, pred, gold)
+    dropped = {name for name, value in h.parts.items() if value < 1.0}
+    expected = lowered[fmt]
+    assert dropped == expected, f"{perturb.__name__} in {fmt}: dropped {sorted(dropped)}"
+    counts = count_errors(PARSERS[fmt](pred), PARSERS[fmt](gold))
+    assert {k: v for k, v in counts.items() if v} == errors, (
+        f"{perturb.__name__} in {fmt}: {counts}"
+    )
+
+
+FORMATTING_VARIANTS = {
+    "raw": [lambda g: g.replace("| ", "|   ").replace(" |", "   |"), lambda g: g.replace("|---|---|---|", "|:---|:---:|---:|"),
+            lambda g: g.replace("\n", "<NEWLINE>"), lambda g: "\n" + g + "\n\n"],
+    "html": [lambda g: g.replace("<table>", '<table class="wikitable" border="1">').replace("<tr>", "<tbody><tr>", 1).replace("</table>", "</tbody></table>"),
+             lambda g: g.replace("<td>", '<td align="right">').replace("><", ">\n  <")],
+    "latex": [lambda g: g.replace("\\hline", "\\toprule", 1).replace("\\hline", "\\midrule", 1).replace("\\hline", "\\bottomrule", 1),
+              lambda g: g.replace(" & ", "&").replace(" \\\\", "\\\\  "), lambda g: g.replace("\\centering\n", "")],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("fmt", ["raw", "html", "latex"])
+def test_formatting_only_differences_keep_content_at_maximum(fmt):
+    gold = RENDER[fmt](TABLE)
+    for variant in FORMATTING_VARIANTS[fmt]:
+        pred = variant(gold)
+        assert pred != gold
+        h = hscore(fmt, pred, gold)
+        assert h.content == MAXIMA[fmt][0], (fmt, pred)
+
+
+MALFORMED = [
+    "",
+    "I cannot make a table.",
+    "<table><tr><td>unclosed",
+    "\\begin{tabular}{ll} a & {b \\\\",
+    "}{" * 500,
+    "x" * 1_000_000,
+]
+
+
+@pytest.mark.parametrize("fmt", ["raw", "html", "latex"])
+@pytest.mark.parametrize(
+    "output", MALFORMED, ids=["empty", "prose", "unclosed", "unbalanced", "braces", "1MB"]
+)
+def test_malformed_output_never_raises(fmt, output):
+    gold = RENDER[fmt](TABLE)
+    scores, counts, parse_error = table_metrics(fmt, output, gold)
+    assert 0 <= scores["h_content_norm"] <= 1 and 0 <= scores["h_structure_norm"] <= 1
+    if output in ("", "I cannot make a table.", "}{" * 500, "x" * 1_000_000):
+        assert parse_error and scores["parse_error"] == 1.0
+        assert scores["h_content"] == 0.0 and scores["h_structure"] == 0.0
+
+
+def test_number_format_equivalence():
+    assert same_value_other_format("50", "50.0%") and same_value_other_format("1,000", "1000")
+    assert not same_value_other_format("50", "50") and not same_value_other_format("50", "51")
+
+
+def test_e2e_meaning_representation_becomes_two_column_table():
+    t = render.e2e_table("name[Blue Spice], eatType[coffee shop], area[city centre]")
+    assert t.header == ["attribute", "value"] and t.rows[1] == ["eatType", "coffee shop"]
+    with pytest.raises(ValueError):
+        render.e2e_table("no brackets")
+
+
+def test_latex_rendering_escapes_and_bolds():
+    t = render.GoldTable(["a_b", "50%"], [["[BOLD] x & y", "[EMPTY]"]], caption="c")
+    latex = render.to_latex(t)
+    assert r"a\_b & 50\%" in latex and r"\textbf{x \& y} & " in latex
+    parsed = PARSERS["latex"](latex)
+    assert (
+        parsed.header == ["a_b", "50%"] and parsed.rows == [["x & y", ""]] and parsed.caption == "c"
+    )
+
+
+def test_pscore_parses_both_orders_and_counts_failures():
+    assert parse_judgment('think... {"content_similarity": 7, "structural_similarity": 9.5}') == (
+        7.0,
+        9.5,
+    )
+    assert parse_judgment('{"content_similarity": 11, "structural_similarity": 1}') is None
+    assert parse_judgment("no json") is None
+    assert combine((6.0, 8.0), (8.0, 10.0)).content == 7.0
+    failed = combine((6.0, 8.0), None)
+    assert (failed.content, failed.failures) == (None, 1)
