@@ -31,8 +31,8 @@ FORMATS = ("raw", "html", "latex")
 E2E_FILE = "strucbench/e2e/test-fixed.csv"
 SCIGEN_FILES = ("strucbench/scigen/test-CL.json", "strucbench/scigen/test-Other.json")
 WTQ_DIR = "tableqa/wtq/csv"
-DEFAULTS: dict[str, Any] = {"pscore": True, "max_cells": 120}
-MAX_TOKENS_CAP = 1024
+DEFAULTS: dict[str, Any] = {"pscore": True, "max_cells": 60}
+MAX_TOKENS_CAP = 512
 CACHE_VERSION = "strucbench-items-v1"  # bump when rendering or prompts change
 
 
@@ -164,7 +164,7 @@ def _options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> SuiteData:
     """All three formats. Options: ``pscore`` (judge each item, default true),
-    ``max_cells`` (skip gold tables with more cells, default 120: CPU generation budget).
+    ``max_cells`` (skip gold tables with more cells, default 60: CPU generation budget).
 
     Raises:
         DataMissing: the E2E or SciGen files are absent.
