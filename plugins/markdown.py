@@ -28,7 +28,7 @@ def summary_markdown(
     failed = [g for g in gates if g["passed"] is False] + [c for c in comparisons if c["failed"]]
     model = record.get("model", {})
     counts = record.get("counts", {})
-    verdict = "❌ FAILED" if failed or record.get("exit_status", 0) not in (0,) else "✅ PASSED"
+    verdict = "FAILED" if failed or record.get("exit_status", 0) not in (0,) else "PASSED"
     lines = [
         f"## extractbench {verdict}",
         "",
@@ -42,7 +42,7 @@ def summary_markdown(
     ]
     by_metric: dict[str, list[str]] = {}
     for g in gates:
-        word = {True: "✅", False: "❌", None: "–"}[g["passed"]]
+        word = {True: "PASS", False: "FAIL", None: "n/a"}[g["passed"]]
         by_metric.setdefault(g["metric"], []).append(f"{word} {g['op']} {g['threshold']:g}")
     for key, agg in record.get("aggregates", {}).items():
         suite, metric = key.split("/", 1)
@@ -73,7 +73,7 @@ def summary_markdown(
             lines.append(
                 f"| {c['metric']} | {_f(c['baseline'])} | {_f(c['current'])} | {_f(c['delta'])} | "
                 f"[{_f(c['ci_low'])}, {_f(c['ci_high'])}] | {c['n_shared']} | {c['only_current']} / {c['only_baseline']} | "
-                f"{'❌ ' if c['failed'] else ''}{c['verdict']} |"
+                f"{'FAIL: ' if c['failed'] else ''}{c['verdict']} |"
             )
     if artifacts:
         lines += [

@@ -101,7 +101,7 @@ def test_cli_report_renders_and_gates_on_regression(tmp_path):
     )
     assert "Against baseline" in html.read_text() and "regression" in html.read_text()
     text = md.read_text()
-    assert "| fda/accuracy | 0.6000 | 0.4000 | -0.2000 |" in text and "❌ regression" in text
+    assert "| fda/accuracy | 0.6000 | 0.4000 | -0.2000 |" in text and "FAIL: regression" in text
     assert cli_main(["report", str(cur), "--baseline", str(base), "--summary-md", str(md)]) == 0
 
 

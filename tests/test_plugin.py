@@ -266,7 +266,7 @@ def test_html_and_markdown_reports(toy, mode):
     assert "extractbench: PASSED" in page and "data:image/png;base64," in page
     assert "toy/d1/colour" in page and "accuracy=0.000" in page
     text = md.read_text()
-    assert "| toy | accuracy | 0.6250 |" in text and "✅ >= 0.5" in text
+    assert "| toy | accuracy | 0.6250 |" in text and "PASS >= 0.5" in text
     assert any(p.endswith("-metrics.png") for p in rec["artifacts"])
 
 
