@@ -227,9 +227,15 @@ class Controller:
         config, state = self.config, self.state
         if config.option.collectonly:
             return
-        if not state.items and not state.suites and not config.getoption("gate"):
+        interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
+        if not (state.items or state.suites or config.getoption("gate") or interrupted):
             return  # not a benchmark run (e.g. the harness's own tests)
         record = build_record(config, state, session.exitstatus)
+        if interrupted:
+            for gate in record["gates"]:  # a partial run decides nothing
+                gate.update(
+                    passed=None, reason=f"not evaluated: run interrupted ({gate['reason']})"
+                )
         failed = False
         for gate in record["gates"]:
             if gate["passed"] is not None:
