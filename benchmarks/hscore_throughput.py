@@ -26,7 +26,7 @@ from suites.strucbench.metrics import table_metrics  # noqa: E402
 def perturb(text: str) -> str:
     """Change the first digit (or the first letter) of the text."""
     for i, ch in enumerate(text):
-        if ch.isdigit():
+        if ch in "0123456789":
             return text[:i] + str((int(ch) + 1) % 10) + text[i + 1 :]
     return text.replace("a", "e", 1)
 
