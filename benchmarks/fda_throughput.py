@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fixtures.data import resolve_data_dir  # noqa: E402
+from fixtures.data import require_data_dir  # noqa: E402
 from fixtures.models import ModelSpec, load_backend  # noqa: E402
 from fixtures.models.files import default_model_path  # noqa: E402
 from suites.fda.items import load_items  # noqa: E402
@@ -55,9 +55,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads")
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
-    data_dir = resolve_data_dir(args.data_dir, Path(__file__).resolve().parent.parent)
-    if data_dir is None:
-        sys.exit("no data folder: pass --data-dir or set EXTRACTBENCH_DATA")
+    data_dir = require_data_dir(args.data_dir, Path(__file__).resolve().parent.parent)
     items = load_items(data_dir).items
     groups = sorted({it.group for it in items})[: args.groups]
     grouped = [it for it in items if it.group in set(groups)]

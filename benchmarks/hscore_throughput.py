@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fixtures.data import resolve_data_dir  # noqa: E402
+from fixtures.data import require_data_dir  # noqa: E402
 from suites.strucbench.hscore import hscore  # noqa: E402
 from suites.strucbench.items import load_items  # noqa: E402
 from suites.strucbench.metrics import table_metrics  # noqa: E402
@@ -36,9 +36,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=1000, help="gold pairs per format")
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
-    data_dir = resolve_data_dir(args.data_dir, Path(__file__).resolve().parent.parent)
-    if data_dir is None:
-        sys.exit("no data folder: pass --data-dir or set EXTRACTBENCH_DATA")
+    data_dir = require_data_dir(args.data_dir, Path(__file__).resolve().parent.parent)
     items = load_items(data_dir).items
     out = {}
     for fmt in ("raw", "html", "latex"):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fixtures.data import resolve_data_dir  # noqa: E402
+from fixtures.data import require_data_dir  # noqa: E402
 from suites.tableqa import synthetic  # noqa: E402
 from suites.tableqa.items import wiki_tables  # noqa: E402
 from suites.tableqa.questions import sample_questions  # noqa: E402
@@ -31,9 +31,7 @@ def main() -> None:
     parser.add_argument("--synthetic", type=int, default=1000, help="tables per synthetic subset")
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
-    data_dir = resolve_data_dir(args.data_dir, Path(__file__).resolve().parent.parent)
-    if data_dir is None:
-        sys.exit("no data folder: pass --data-dir or set EXTRACTBENCH_DATA")
+    data_dir = require_data_dir(args.data_dir, Path(__file__).resolve().parent.parent)
     out = {}
     start = time.perf_counter()
     tables = wiki_tables(data_dir)
