@@ -104,7 +104,8 @@ def _plot(
     import matplotlib.pyplot as plt
 
     rows, cols = acc.shape
-    fig, ax = plt.subplots(figsize=(max(6, cols * 0.32 + 2), max(4, rows * 0.32 + 1.5)), dpi=100)
+    size = (10.5, 9.5) if annotate else (max(6, cols * 0.32 + 2), max(4, rows * 0.32 + 1.5))
+    fig, ax = plt.subplots(figsize=size, dpi=100)
     masked = np.ma.masked_invalid(acc[1:, 1:])
     image = ax.imshow(masked, cmap="RdYlGn", vmin=0, vmax=1, origin="upper", aspect="auto")
     ax.set_xticks(range(cols - 1), [str(c) for c in range(1, cols)], fontsize=7)
@@ -150,7 +151,7 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
         _plot(
             acc_r,
             n_r,
-            f"{subset}: width W x row r ({model}; cell n in JSON)",
+            f"{subset}: width W x answer row r, {model}\n(question counts per cell in the heatmaps JSON)",
             "answer row r",
             "table width W",
             p1,
@@ -160,7 +161,7 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
         _plot(
             acc_d,
             n_d,
-            f"{subset}: W x (q-t) ({model}); above diagonal: W=col, q-t=+row; below: W=row, q-t=-col\n(cell: accuracy %, n)",
+            f"{subset}: W x (q-t), {model}\nabove the diagonal W = j, q-t = +i; below W = i, q-t = -j (cell: accuracy %, n)",
             "j",
             "i",
             p2,
