@@ -36,8 +36,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="run a deterministic subset of N items per suite, stratified over the suite's "
-        "breakdown attribute (FDA: key). Same subset on every machine and worker.",
+        help="run a deterministic subset of at most N items per suite, stratified over the "
+        "suite's breakdown attribute (FDA: key); a smaller default cap of "
+        "[tool.extractbench.limits] still applies. Same subset on every machine and worker.",
     )
     group.addoption(
         "--gate",
@@ -50,8 +51,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--full",
         action="store_true",
-        help="ignore the default item caps of [tool.extractbench.limits] and run every item "
-        "of every suite (--limit still applies).",
+        help="ignore the default item caps of [tool.extractbench.limits] (--limit still applies).",
     )
     group.addoption(
         "--suite-option",
@@ -187,8 +187,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             raise pytest.Collector.CollectError(f"{name}: item id {it.id!r} {problem}")
         seen.add(it.id)
     limit, limit_source = config.getoption("limit"), "--limit"
-    if limit is None and not config.getoption("full"):
-        limit, limit_source = state.settings.limits.get(name), "[tool.extractbench.limits]"
+    cap = None if config.getoption("full") else state.settings.limits.get(name)
+    if cap is not None and (limit is None or cap < limit):  # a limit never enlarges a run
+        limit, limit_source = cap, "[tool.extractbench.limits]"
     if limit is not None:
         items = stratified_limit(items, limit, breakdown[0] if breakdown else None)
     state.suites[name] = {

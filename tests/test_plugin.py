@@ -292,3 +292,19 @@ def test_help_lists_every_option(toy):
         "--report-json",
     ):
         assert option in text
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_default_caps_apply_unless_full_and_limit_never_enlarges(toy, mode):
+    toy.makepyprojecttoml(
+        "[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n[tool.extractbench.limits]\ntoy = 4\n"
+    )
+    _, capped = run(toy, mode)
+    assert capped["counts"]["scored"] == 4
+    assert capped["suites"]["toy"]["limit"] == {"value": 4, "source": "[tool.extractbench.limits]"}
+    _, limited = run(toy, mode, "--limit", "8")
+    assert limited["counts"]["scored"] == 4
+    _, full = run(toy, mode, "--full", "--limit", "8")
+    assert full["counts"]["scored"] == 8
+    _, everything = run(toy, mode, "--full")
+    assert everything["counts"]["scored"] == 24
