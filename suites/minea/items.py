@@ -1,0 +1,174 @@
+"""MINEA items: one per haystack (``minea/haystacks/*.md``), infused with needles.
+
+The needle set is ``--suite-option minea.needles=PATH`` or, by default, the deterministic
+template set (``needlegen.template_needles``, seed ``minea.seed``). Needles are dealt to
+the documents in a seeded order that alternates types, each used once while the set
+lasts; each document gets needles until they make up a share of its enriched text drawn
+from ``[min_share, max_share]``. The item's prompt text is the enriched document; the
+extraction itself makes several calls (see ``extraction``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from suites.jsonl import iter_jsonl
+from suites.item import DataError, DataMissing, Item, SuiteData
+from suites.minea.infusion import infuse
+from suites.minea.needlegen import template_header, template_needles
+from suites.minea.needles import FORMAT, VERSION, Needle, NeedleSet, needles_text, read_needles
+from suites.minea.schema import Schema, load_schema
+from suites.options import merge_options
+
+__all__ = ["DEFAULTS", "MANIFEST", "load_items", "needle_set", "deal"]
+
+MANIFEST = "minea/haystacks_manifest.jsonl"
+DEFAULTS: dict[str, Any] = {
+    "needles": None,  # needle-set JSONL; default: the template set of `seed`
+    "schema": None,  # schema JSON; default: suites/minea/schema.json
+    "seed": 0,
+    "per_type": 50,  # template needles per schema type (53 documents take ~670)
+    "min_share": 0.10,  # needle share of the enriched text (paper: 10-30%)
+    "max_share": 0.30,
+    "iterations": 3,  # further calls per piece (paper Section 5.1: 3)
+    "piece_chars": 4000,
+    "max_tokens": 384,  # per extraction call
+    "context_tokens": 4096,  # the window the extraction thread must fit
+    "judge": True,  # criterion llm
+    "judge_candidates": 10,
+    "lost_in_the_middle": False,  # re-extract every piece at the end (Section 4.2)
+}
+
+RUN_OPTIONS = (
+    "iterations", "piece_chars", "max_tokens", "context_tokens", "judge", "judge_candidates",
+    "lost_in_the_middle",
+)  # fmt: skip
+
+
+def needle_set(opts: Mapping[str, Any], schema: Schema) -> NeedleSet:
+    """The run's needle set: the file of ``opts["needles"]`` or the template set (whose
+    checksum is that of the file ``extractbench needles`` writes for the same options).
+
+    Raises:
+        DataError: an unreadable needle file, or needles of types not in the schema.
+    """
+    if opts["needles"]:
+        chosen = read_needles(Path(opts["needles"]))
+    else:
+        header = template_header(schema, opts["per_type"], opts["seed"])
+        needles = tuple(template_needles(schema, opts["per_type"], opts["seed"]))
+        text = needles_text(header, needles)
+        sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        chosen = NeedleSet(needles, {"format": FORMAT, "version": VERSION, **header}, sha, "template")
+    unknown = sorted({n.type for n in chosen.needles} - set(schema.types))
+    if unknown:
+        raise DataError(f"needle set {chosen.path}: types not in the schema: {', '.join(unknown)}")
+    return chosen
+
+
+def deal(needles: Sequence[Needle], seed: int) -> list[Needle]:
+    """The order needles are dealt in: each type shuffled (seeded), then types alternated."""
+    by_type: dict[str, list[Needle]] = {}
+    for needle in needles:
+        by_type.setdefault(needle.type, []).append(needle)
+    rng = random.Random(f"deal/{seed}")
+    queues = []
+    for type_name in sorted(by_type):
+        queue = list(by_type[type_name])
+        rng.shuffle(queue)
+        queues.append(queue)
+    order: list[Needle] = []
+    for round_ in range(max(len(q) for q in queues)):
+        order += [q[round_] for q in queues if round_ < len(q)]
+    return order
+
+
+def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> SuiteData:
+    """Build the MINEA suite from ``data_dir/minea``.
+
+    Options (``--suite-option minea.KEY=VALUE``): see :data:`DEFAULTS`.
+
+    Raises:
+        DataMissing: the manifest is absent.
+        DataError: bad options, a malformed manifest line, a missing haystack, a bad
+            schema or needle file, or needles that cannot fill a haystack to ``min_share``.
+    """
+    opts = merge_options("minea", options or {}, DEFAULTS)
+    if not 0 < opts["min_share"] <= opts["max_share"] < 1:
+        raise DataError(
+            f"minea.min_share={opts['min_share']}, max_share={opts['max_share']}: "
+            "need 0 < min_share <= max_share < 1"
+        )
+    for key in ("iterations", "per_type", "piece_chars", "max_tokens", "context_tokens"):
+        if opts[key] < (0 if key == "iterations" else 1):
+            raise DataError(f"minea.{key}={opts[key]}: too small")
+    manifest = data_dir / MANIFEST
+    if not manifest.is_file():
+        raise DataMissing(f"{manifest} not found (see ../shared/data/SOURCES.md section 4)")
+    schema = load_schema(opts["schema"])
+    chosen = needle_set(opts, schema)
+    order = deal(chosen.needles, opts["seed"])
+
+    run_options = {k: opts[k] for k in RUN_OPTIONS} | {"schema": opts["schema"]}
+    items: list[Item] = []
+    cursor = 0
+    for lineno, row in iter_jsonl(manifest):
+        try:
+            doc_id, rel, panel = str(row["doc_id"]), str(row["file"]), str(row.get("panel", ""))
+        except KeyError as exc:
+            raise DataError(f"{manifest}:{lineno}: lacks {exc}") from None
+        path = manifest.parent / rel
+        try:
+            haystack = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise DataError(f"{manifest}:{lineno}: haystack {path}: {exc.strerror}") from None
+        window = [order[(cursor + i) % len(order)] for i in range(min(len(order), 64))]
+        rng = random.Random(f"infuse/{opts['seed']}/{doc_id}")
+        try:
+            infusion = infuse(haystack, window, rng, opts["min_share"], opts["max_share"])
+        except ValueError as exc:
+            raise DataError(f"{path}: {exc}") from None
+        placed = {p.needle_id for p in infusion.placements}
+        cursor += 1 + max(i for i, n in enumerate(window) if n.id in placed)
+        needles = [n for n in window if n.id in placed]
+        items.append(
+            Item(
+                id=f"minea/{doc_id}",
+                group=f"minea/{doc_id}",
+                prefix=infusion.text,
+                suffix="",
+                reference="\n".join(f"{n.type}: {n.name}" for n in needles),
+                meta={
+                    "doc_id": doc_id,
+                    "panel": panel,
+                    "chars": len(infusion.text),
+                    "needle_share": round(infusion.share, 4),
+                    "boundary": infusion.boundary,
+                    "needles": [n.to_json() for n in needles],
+                    "placements": [[p.needle_id, p.start, p.end] for p in infusion.placements],
+                    "extraction": run_options,
+                },
+                max_tokens=opts["max_tokens"],
+            )
+        )
+    notes = {
+        "source": "MINEA: Assessing the quality of information extraction (NeurIPS 2024 submission)",
+        "data": "53 public FDA 510(k) documents as haystacks (SOURCES.md section 4), "
+        "substituting for the paper's internal business documents",
+        "needle_set": {
+            "sha256": chosen.sha256,
+            "source": chosen.path,
+            "header": chosen.header,
+            "needles": len(chosen.needles),
+        },
+        "schema": {"path": schema.path, "types": list(schema.types)},
+        "options": dict(opts),
+        "prompts": "extraction, needle and judge prompts written after the paper's "
+        "descriptions; the paper shows its prompts only as images (Figures 4, 6, 8)",
+        "semantic_similarity": "tfidf-lsa (scikit-learn), no sentence encoder",
+    }
+    return SuiteData(items=items, notes=notes)

@@ -1,0 +1,236 @@
+"""Summary-quality scores of an extraction without labels (MINEA Section 5.1, Appendix A).
+
+Adopted from SUSWIR (Foysal and Boeck 2023) as the paper describes, the extraction being a
+summary of the document:
+
+- ``semantic_similarity`` (up): mean of TF-IDF cosine similarity and latent semantic
+  (LSA) similarity between the document and the extraction text. TF-IDF and a truncated
+  SVD are fitted on the sentences of both (scikit-learn). No sentence encoder is used.
+- ``relevance`` (up): METEOR without chunk penalty (nltk, ``gamma=0``) of each piece's
+  extraction against the piece, averaged over pieces. Needs nltk's WordNet data; where it
+  is absent the score is None (not computed).
+- ``relevance_spread`` (down): standard deviation / mean of the per-piece relevance.
+- ``redundancy_avoidance_0.2``, ``_0.1`` (up): 1 - share of entity pairs whose TF-IDF
+  cosine similarity exceeds the threshold; ``redundancy_avoidance_name_0.5`` the same on
+  the ``name`` property alone at 0.5.
+- ``bias_avoidance`` (up): J* = |A n B| / |B| with B the distinct extracted entity names
+  and A n B those that occur in the document (Appendix A's modified bias score).
+- ``incompleteness`` (down): share of entities with at least one property of their
+  schema type missing or unfilled (empty, null, "unknown", "n/a"...).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from suites.minea.extraction import Extraction, entity_text
+from suites.minea.matching import normalise
+from suites.minea.schema import Schema
+
+__all__ = [
+    "QUALITY_METRICS",
+    "semantic_similarity",
+    "relevance",
+    "meteor_available",
+    "relevance_spread",
+    "redundancy_avoidance",
+    "bias_avoidance",
+    "incompleteness",
+    "quality_scores",
+    "lost_in_the_middle",
+]
+
+QUALITY_METRICS = (
+    "semantic_similarity",
+    "relevance",
+    "relevance_spread",
+    "redundancy_avoidance_0.2",
+    "redundancy_avoidance_0.1",
+    "redundancy_avoidance_name_0.5",
+    "bias_avoidance",
+    "incompleteness",
+)
+_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+_WORDS = re.compile(r"\w+")
+_UNFILLED = {"", "unknown", "n/a", "na", "none", "null", "not specified", "not available", "-"}
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for s in (p.strip() for p in _SENTENCES.split(text)) if _WORDS.search(s)]
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    return float(a @ b) / (na * nb) if na and nb else 0.0
+
+
+def semantic_similarity(document: str, summary: str) -> float | None:
+    """Mean of TF-IDF cosine and LSA cosine of ``summary`` to ``document``, in [0, 1].
+
+    Returns None when either text has no words.
+    """
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    corpus = _sentences(document) + _sentences(summary)
+    if not _WORDS.search(document) or not _WORDS.search(summary) or not corpus:
+        return None
+    vectorizer = TfidfVectorizer().fit(corpus)
+    pair = vectorizer.transform([document, summary])
+    tfidf = _cosine(pair[0].toarray()[0], pair[1].toarray()[0])
+    matrix = vectorizer.transform(corpus)
+    components = min(100, matrix.shape[0] - 1, matrix.shape[1] - 1)
+    if components < 1:
+        return tfidf
+    svd = TruncatedSVD(n_components=components, random_state=0).fit(matrix)
+    reduced = svd.transform(pair)
+    lsa = max(0.0, _cosine(reduced[0], reduced[1]))
+    return (tfidf + lsa) / 2
+
+
+def meteor_available() -> bool:
+    """Whether nltk's WordNet data (needed by METEOR's synonym stage) is installed."""
+    try:
+        from nltk.corpus import wordnet
+
+        wordnet.ensure_loaded()
+    except (LookupError, ImportError, OSError):
+        return False
+    return True
+
+
+def relevance(reference: str, hypothesis: str, wordnet: Any = None) -> float | None:
+    """METEOR of ``hypothesis`` against ``reference`` without chunk penalty (``gamma=0``).
+
+    Args:
+        wordnet: a WordNet reader (default nltk's); None and no data installed gives None.
+
+    Returns:
+        METEOR in [0, 1], 0 for an empty hypothesis, or None when WordNet is unavailable.
+    """
+    from nltk.translate.meteor_score import meteor_score
+
+    if wordnet is None:
+        if not meteor_available():
+            return None
+        from nltk.corpus import wordnet as nltk_wordnet
+
+        wordnet = nltk_wordnet
+    ref = _WORDS.findall(reference.lower())
+    hyp = _WORDS.findall(hypothesis.lower())
+    if not ref or not hyp:
+        return 0.0
+    return float(meteor_score([ref], hyp, wordnet=wordnet, gamma=0.0))
+
+
+def relevance_spread(values: Sequence[float | None]) -> float | None:
+    """Population standard deviation / mean of per-piece relevance; None with fewer than
+    two values, a missing value, or a zero mean."""
+    if len(values) < 2 or any(v is None for v in values):
+        return None
+    arr = np.asarray(values, dtype=float)
+    mean = float(arr.mean())
+    return float(arr.std()) / mean if mean > 0 else None
+
+
+def redundancy_avoidance(texts: Sequence[str], threshold: float) -> float | None:
+    """1 - (pairs with TF-IDF cosine > ``threshold``) / (all pairs).
+
+    Returns None without texts, 1.0 for one text.
+    """
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    if not texts:
+        return None
+    if len(texts) < 2:
+        return 1.0
+    if not any(_WORDS.search(t) for t in texts):
+        return 0.0  # all empty: identical to each other
+    matrix = TfidfVectorizer(token_pattern=r"(?u)\b\w+\b").fit_transform(texts)
+    sims = (matrix @ matrix.T).toarray()
+    upper = sims[np.triu_indices(len(texts), k=1)]
+    return 1.0 - float((upper > threshold).sum()) / len(upper)
+
+
+def bias_avoidance(document: str, entities: Sequence[Mapping[str, Any]]) -> float | None:
+    """J* = |A n B| / |B|: share of distinct extracted names that occur in ``document``."""
+    names = {normalise(e.get("name", "")) for e in entities} - {""}
+    if not names:
+        return None
+    text = normalise(document)
+    return sum(name in text for name in names) / len(names)
+
+
+def _unfilled(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, (list, dict)):
+        return not value
+    return normalise(str(value)) in _UNFILLED
+
+
+def incompleteness(entities: Sequence[Mapping[str, Any]], schema: Schema) -> float | None:
+    """Share of entities with a property of their type missing or unfilled; None without
+    entities."""
+    if not entities:
+        return None
+    bad = sum(
+        any(_unfilled(e.get(p)) for p in schema.properties(str(e.get("type", ""))))
+        for e in entities
+    )
+    return bad / len(entities)
+
+
+def quality_scores(
+    document: str,
+    extraction: Extraction,
+    schema: Schema,
+    iterations: int,
+    wordnet: Any = None,
+) -> dict[str, float | None]:
+    """Every score of :data:`QUALITY_METRICS` for the entities of calls with iteration
+    <= ``iterations`` (one column of Table 2)."""
+    entities = extraction.snapshot(iterations)
+    texts = [entity_text(dict(e)) for e in entities]
+    per_piece = [
+        relevance(
+            piece,
+            "\n".join(
+                entity_text(dict(e))
+                for p, it, e in extraction.entities
+                if p == index and it <= iterations
+            ),
+            wordnet,
+        )
+        for index, piece in enumerate(extraction.pieces)
+    ]
+    known = [v for v in per_piece if v is not None]
+    return {
+        "semantic_similarity": semantic_similarity(document, "\n".join(texts)) if texts else None,
+        "relevance": (sum(known) / len(known)) if known and len(known) == len(per_piece) else None,
+        "relevance_spread": relevance_spread(per_piece),
+        "redundancy_avoidance_0.2": redundancy_avoidance(texts, 0.2),
+        "redundancy_avoidance_0.1": redundancy_avoidance(texts, 0.1),
+        "redundancy_avoidance_name_0.5": redundancy_avoidance(
+            [str(e.get("name", "")) for e in entities], 0.5
+        ),
+        "bias_avoidance": bias_avoidance(document, entities),
+        "incompleteness": incompleteness(entities, schema),
+    }
+
+
+def lost_in_the_middle(extraction: Extraction) -> dict[int, float | None]:
+    """Redundancy (key = name) of each piece's re-extraction against what was extracted
+    from that piece before (Section 4.2, Table 1): share of re-extracted entities whose
+    name was already extracted from the piece; None when the re-extraction gave nothing.
+    """
+    out: dict[int, float | None] = {}
+    for piece, again in sorted(extraction.reextracted.items()):
+        before = {normalise(e.get("name", "")) for e in extraction.by_piece(piece)} - {""}
+        names = [normalise(e.get("name", "")) for e in again]
+        out[piece] = sum(n in before for n in names) / len(names) if names else None
+    return out

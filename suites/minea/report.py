@@ -1,0 +1,150 @@
+"""MINEA report: the type x criterion table (Table 5), MINEA per type and overall (Table 3),
+the quality scores by number of iterations (Table 2) and, when asked for, redundancy by
+piece position (Table 1, lost in the middle). Computed from the run record's items, so
+``extractbench report`` renders the same tables later.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from suites.minea.matching import CRITERIA, criteria_table, minea_scores
+from suites.minea.quality import QUALITY_METRICS
+
+__all__ = ["tables", "summary_lines", "write_artifacts"]
+
+
+def _items(record: Mapping[str, Any], suite: str) -> list[Mapping[str, Any]]:
+    return [
+        it
+        for it in record.get("items", [])
+        if it.get("suite") == suite and it.get("outcome", "passed") == "passed"
+    ]
+
+
+def _mean_table(rows: Iterable[Mapping[str, Mapping[str, float | None]]]) -> dict[str, Any]:
+    values: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in rows:
+        for column, scores in row.items():
+            for metric, value in scores.items():
+                if value is not None:
+                    values[column][metric].append(value)
+    return {
+        column: {m: (sum(v) / len(v), len(v)) for m, v in metrics.items()}
+        for column, metrics in sorted(values.items(), key=lambda kv: int(kv[0]))
+    }
+
+
+def tables(record: Mapping[str, Any], suite: str = "minea") -> dict[str, Any]:
+    """All MINEA tables of a run record.
+
+    Returns:
+        ``{"criteria": criteria_table(...), "minea": minea_scores(...),
+        "by_iteration": {k: {metric: (mean over documents, n)}},
+        "lost_in_the_middle": {piece: (mean, n)}, "documents": int}``.
+    """
+    items = _items(record, suite)
+    needles = [n for it in items for n in it.get("details", {}).get("needles", [])]
+    table = criteria_table(needles)
+    by_iteration = _mean_table(it.get("details", {}).get("by_iteration", {}) for it in items)
+    lost: dict[str, list[float]] = defaultdict(list)
+    for it in items:
+        for piece, value in it.get("details", {}).get("extraction", {}).get("lost_in_the_middle", {}).items():
+            if value is not None:
+                lost[piece].append(value)
+    return {
+        "criteria": table,
+        "minea": minea_scores(table),
+        "by_iteration": by_iteration,
+        "lost_in_the_middle": {
+            p: (sum(v) / len(v), len(v)) for p, v in sorted(lost.items(), key=lambda kv: int(kv[0]))
+        },
+        "documents": len(items),
+    }
+
+
+def _fmt(value: float | None) -> str:
+    return "     -" if value is None else f"{value:6.3f}"
+
+
+def summary_lines(record: Mapping[str, Any], suite: str) -> list[str]:
+    """Table 5 with the MINEA column (Table 3) and Table 2, as terminal lines."""
+    t = tables(record, suite)
+    if not t["criteria"]:
+        return []
+    minea = t["minea"]
+    head = "".join(f"{c:>7}" for c in CRITERIA)
+    lines = [
+        f"minea: needles found per type and criterion (paper Tables 3 and 5), "
+        f"{t['documents']} documents, {minea['needles']} needles:",
+        f"  {'type':<17}{head}  {'MINEA':>6}  needles",
+    ]
+    for type_name, entry in t["criteria"].items():
+        row = "".join(f" {_fmt(entry[c]['share'])}" for c in CRITERIA)
+        best = minea["per_type"].get(type_name, {}).get("minea")
+        lines.append(f"  {type_name:<17}{row}  {_fmt(best)}  {entry['_count']:>7}")
+    lines.append(f"  {'overall MINEA':<17}{'':>{7 * len(CRITERIA)}}  {_fmt(minea['overall'])}")
+    if t["by_iteration"]:
+        columns = list(t["by_iteration"])
+        lines.append("minea: extraction quality by number of iterations (paper Table 2, mean over documents):")
+        lines.append(f"  {'iterations':<30}" + "".join(f"{c:>8}" for c in columns))
+        for metric in QUALITY_METRICS:
+            cells = [t["by_iteration"][c].get(metric) for c in columns]
+            text = "".join("       -" if v is None else f"{v[0]:8.4f}" for v in cells)
+            lines.append(f"  {metric:<30}{text}")
+    if t["lost_in_the_middle"]:
+        lines.append("minea: redundancy (key = name) of re-extracting each piece (paper Table 1):")
+        lines.append("  " + "  ".join(f"{p}:{v:.3f}" for p, (v, _) in t["lost_in_the_middle"].items()))
+    return lines
+
+
+def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: str) -> list[Path]:
+    """``<stem>-minea-tables.json`` (every table) and ``<stem>-minea-criteria.png`` (the
+    type x criterion table as a heatmap, MINEA column last)."""
+    t = tables(record, suite)
+    if not t["criteria"]:
+        return []
+    folder.mkdir(parents=True, exist_ok=True)
+    data = folder / f"{stem}-minea-tables.json"
+    data.write_text(json.dumps(t, indent=1), encoding="utf-8")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    types = list(t["criteria"])
+    columns = [*CRITERIA, "MINEA"]
+    grid = np.full((len(types), len(columns)), np.nan)
+    for i, type_name in enumerate(types):
+        for j, criterion in enumerate(CRITERIA):
+            share = t["criteria"][type_name][criterion]["share"]
+            grid[i, j] = np.nan if share is None else share
+        best = t["minea"]["per_type"].get(type_name)
+        grid[i, -1] = np.nan if best is None else best["minea"]
+    fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(types) + 1.8), dpi=100)
+    image = ax.imshow(np.ma.masked_invalid(grid), cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+    ax.set_xticks(range(len(columns)), columns)
+    ax.set_yticks(range(len(types)), [f"{x} ({t['criteria'][x]['_count']})" for x in types])
+    for i in range(len(types)):
+        for j in range(len(columns)):
+            if not np.isnan(grid[i, j]):
+                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8)
+    overall = t["minea"]["overall"]
+    ax.set_title(
+        f"MINEA: share of needles found per type and criterion\n"
+        f"{record.get('model', {}).get('name', '')}, overall MINEA "
+        f"{'-' if overall is None else f'{overall:.3f}'}, {t['minea']['needles']} needles",
+        fontsize=10,
+    )
+    fig.colorbar(image, ax=ax, label="share of needles found")
+    fig.tight_layout()
+    png = folder / f"{stem}-minea-criteria.png"
+    fig.savefig(png)
+    plt.close(fig)
+    return [data, png]

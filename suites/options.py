@@ -1,0 +1,45 @@
+"""Suite options (``--suite-option SUITE.KEY=VALUE`` and ``[tool.extractbench.options.SUITE]``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from suites.item import DataError
+
+__all__ = ["merge_options"]
+
+_FALSE = ("0", "false", "no", "off")
+
+
+def merge_options(
+    suite: str, options: Mapping[str, Any], defaults: Mapping[str, Any]
+) -> dict[str, Any]:
+    """``defaults`` updated by ``options``, each value converted to its default's type.
+
+    Command-line values arrive as strings: ``"false"``/``"0"``/``"no"``/``"off"`` are
+    False for a boolean default, numbers are parsed for int and float defaults; a default
+    of None takes any string (a path, say).
+
+    Raises:
+        DataError: an unknown key, or a value that is not of its default's type (one line
+            naming ``suite.key``).
+    """
+    unknown = set(options) - set(defaults)
+    if unknown:
+        raise DataError(
+            f"unknown {suite} option(s) {', '.join(sorted(unknown))}; known: {', '.join(defaults)}"
+        )
+    merged = dict(defaults)
+    for key, value in options.items():
+        kind = type(defaults[key])
+        try:
+            if defaults[key] is None or kind is str:
+                merged[key] = None if value is None else str(value)
+            elif kind is bool:
+                merged[key] = str(value).strip().lower() not in _FALSE
+            else:
+                merged[key] = kind(value)
+        except (TypeError, ValueError):
+            raise DataError(f"{suite}.{key}={value}: must be {kind.__name__}") from None
+    return merged

@@ -1,0 +1,449 @@
+"""MINEA: schema, needles, infusion, extraction loop, matching criteria, quality scores."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from fixtures.models.base import Generation, ModelError, ModelInfo
+from suites.item import DataError
+from suites.minea.extraction import (
+    CONTINUE_CUE,
+    FIRST_CUE,
+    extract_document,
+    parse_entities,
+    split_pieces,
+)
+from suites.minea.infusion import Placement, boundaries, infuse, remove_needles
+from suites.minea.items import load_items
+from suites.minea.matching import (
+    CRITERIA,
+    criteria_table,
+    judge_needle,
+    match_needle,
+    minea_scores,
+    parse_verdict,
+)
+from suites.minea.needlegen import llm_needles, template_header, template_needles
+from suites.minea.needles import Needle, read_needles, write_needles
+from suites.minea.quality import (
+    bias_avoidance,
+    incompleteness,
+    lost_in_the_middle,
+    redundancy_avoidance,
+    relevance,
+    relevance_spread,
+    semantic_similarity,
+)
+from suites.minea.schema import load_schema
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+needs_data = pytest.mark.skipif(
+    not (DATA / "minea" / "haystacks_manifest.jsonl").is_file(), reason="no ../shared/data/minea"
+)
+
+
+class Scripted:
+    """A backend answering with ``answer(prompt)``; counts tokens as words."""
+
+    def __init__(self, answer: Callable[[str], str], n_ctx: int | None = None) -> None:
+        self.answer = answer
+        self.prompts: list[str] = []
+        self.grammars: list[str | None] = []
+        self.info = ModelInfo("scripted", "fake", "", "")
+        if n_ctx is not None:
+            self.n_ctx = n_ctx
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+    def generate(
+        self, prompt: str, *, max_tokens: int, stop: Sequence[str] = (), grammar: str | None = None
+    ) -> Generation:
+        self.prompts.append(prompt)
+        self.grammars.append(grammar)
+        text = self.answer(prompt)
+        return Generation(text, len(prompt.split()), len(text.split()), 0.01)
+
+
+# ------------------------------------------------------------------ the paper's toy example
+
+EVENT = Needle(
+    id="Event-0",
+    type="Event",
+    name="AI Clan Meeting",
+    description="a meeting of AI enthusiasts",
+    keywords=("AI", "meeting", "enthusiasts", "networking", "Prague", "2024"),
+    paragraph="The AI Clan Meeting gathers AI enthusiasts in Prague in 2024 for networking.",
+)
+PRODUCT = Needle(
+    id="Product-0",
+    type="Product",
+    name="Graph Index",
+    description="a graph-based index",
+    keywords=("graph", "index", "retrieval", "GRIX", "knowledge", "search"),
+    paragraph="Graph Index (GRIX) is a graph index for knowledge retrieval and search.",
+)
+TOY_EXTRACTION = [
+    {
+        "type": "Event",
+        "name": "AI Meeting",
+        "description": "The AI Clan Meeting of enthusiasts",
+        "keywords": ["AI", "meeting", "enthusiasts", "conference"],
+    },
+    {
+        "type": "Product",
+        "name": "GRIX",
+        "description": "an index over graphs",
+        "keywords": ["graph", "index", "retrieval", "GRIX", "database"],
+    },
+]
+
+
+def test_toy_example_gives_table_4():
+    """Paper Table 4: Event 0 1 1 0 0 1, Product 0 0 1 1 0 1 (llm from a fake judge)."""
+    judge = Scripted(lambda prompt: '{"extracted": true}')
+    rows = []
+    for needle in (EVENT, PRODUCT):
+        hits = match_needle(needle, TOY_EXTRACTION)
+        hits["llm"], _ = judge_needle(judge, needle, TOY_EXTRACTION)
+        rows.append([hits[c] for c in CRITERIA])
+    assert rows == [[0, 1, 1, 0, 0, 1], [0, 0, 1, 1, 0, 1]]
+    assert len(judge.prompts) == 2 and "Graph Index" in judge.prompts[1]
+
+
+def test_name_match_ignores_case_spacing_and_quotes():
+    hits = match_needle(EVENT, [{"name": ' "ai  clan meeting." ', "keywords": []}])
+    assert hits["n"] == 1 and hits["ns"] == 1
+    assert match_needle(EVENT, [])["ns"] == 0
+
+
+def test_judge_not_called_without_entities_and_unreadable_answer_is_none():
+    judge = Scripted(lambda prompt: "maybe")
+    assert judge_needle(judge, EVENT, [])[0] == 0 and not judge.prompts
+    assert judge_needle(judge, EVENT, TOY_EXTRACTION)[0] is None
+    assert parse_verdict('{"extracted": false}') is False
+    assert parse_verdict("Yes, it is.") is True
+
+
+def test_judge_sees_the_most_similar_candidates_first():
+    judge = Scripted(lambda prompt: '{"extracted": false}')
+    others = [{"type": "Thing", "name": f"widget {i}", "keywords": []} for i in range(20)]
+    judge_needle(judge, PRODUCT, [*others, TOY_EXTRACTION[1]], candidates=3)
+    listed = re.findall(r"^\d+\. (.*)$", judge.prompts[0], re.M)
+    assert len(listed) == 3 and "GRIX" in listed[0]
+
+
+def test_minea_is_max_over_criteria_and_overall_is_needle_weighted():
+    rows = [
+        {"type": "Person", "hits": {"n": 1, "ns": 1, "k0.5": 0, "k0.6": 0, "k0.7": 0, "llm": 1}},
+        {"type": "Person", "hits": {"n": 0, "ns": 1, "k0.5": 0, "k0.6": 0, "k0.7": 0, "llm": 0}},
+        {"type": "Insight", "hits": {"n": 0, "ns": 0, "k0.5": 1, "k0.6": 0, "k0.7": 0, "llm": None}},
+        {"type": "Insight", "hits": {"n": 0, "ns": 0, "k0.5": 0, "k0.6": 0, "k0.7": 0, "llm": None}},
+        {"type": "Insight", "hits": {"n": 0, "ns": 0, "k0.5": 0, "k0.6": 0, "k0.7": 0, "llm": None}},
+    ]
+    table = criteria_table(rows)
+    assert table["Person"]["ns"] == {"share": 1.0, "n": 2}
+    assert table["Insight"]["llm"] == {"share": None, "n": 0}
+    scores = minea_scores(table)
+    assert scores["per_type"]["Person"] == {"minea": 1.0, "criterion": "ns", "needles": 2}
+    assert scores["per_type"]["Insight"]["minea"] == pytest.approx(1 / 3)
+    assert scores["overall"] == pytest.approx((2 * 1.0 + 3 * (1 / 3)) / 5)
+
+
+# ------------------------------------------------------------------ schema and needles
+
+
+def test_default_schema_has_the_issue_types():
+    schema = load_schema()
+    assert set(schema.types) == {
+        "Person", "Organization", "Product", "Event", "Legislation", "MedicalCondition",
+        "Substance", "BioChemEntity", "Project", "Insight", "OpportunityArea", "Thing",
+        "Place", "Country",
+    }  # fmt: skip
+    assert schema.properties("Person")[:3] == ("name", "description", "keywords")
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("not json", "not valid JSON"),
+        ('{"format": "other"}', "format"),
+        ('{"format": "extractbench-minea-schema", "types": {}}', "types"),
+        ('{"format": "extractbench-minea-schema", "types": {"A": "x"}}', "list of property"),
+        (
+            '{"format": "extractbench-minea-schema", "common_properties": ["name"], '
+            '"types": {"A": []}}',
+            "lack description, keywords",
+        ),
+    ],
+)
+def test_bad_schema_files_give_one_line_errors(tmp_path, content, message):
+    path = tmp_path / "schema.json"
+    path.write_text(content)
+    with pytest.raises(DataError, match=message):
+        load_schema(path)
+
+
+def test_template_needles_are_deterministic_unique_and_cover_every_type():
+    schema = load_schema()
+    first = template_needles(schema, 5, seed=3)
+    assert first == template_needles(schema, 5, seed=3)
+    assert first != template_needles(schema, 5, seed=4)
+    assert {n.type for n in first} == set(schema.types)
+    assert len({n.name.lower() for n in first}) == len(first) == 5 * len(schema.types)
+    for needle in first:
+        paragraph = needle.paragraph.lower()
+        assert needle.name.lower() in paragraph
+        assert all(k.lower() in paragraph for k in needle.keywords), needle
+        assert "\n" not in needle.paragraph and len(needle.keywords) >= 5
+
+
+def test_extended_schema_types_get_needles_too(tmp_path):
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps({"format": "extractbench-minea-schema",
+                                "types": {"Person": [], "Gadget": ["colour"]}}))  # fmt: skip
+    needles = template_needles(load_schema(path), 2)
+    assert [n.type for n in needles] == ["Person", "Person", "Gadget", "Gadget"]
+
+
+def test_needle_set_file_round_trips_with_a_stable_checksum(tmp_path):
+    schema = load_schema()
+    needles = template_needles(schema, 2)
+    sha = write_needles(tmp_path / "n.jsonl", template_header(schema, 2, 0), needles)
+    read = read_needles(tmp_path / "n.jsonl")
+    assert read.needles == tuple(needles) and read.sha256 == sha
+    assert write_needles(tmp_path / "m.jsonl", template_header(schema, 2, 0), needles) == sha
+
+
+@pytest.mark.parametrize(
+    "lines, message",
+    [
+        (['{"format": "x"}'], "header"),
+        (['{"format": "extractbench-needles", "version": 9}'], "version 9"),
+        (['{"format": "extractbench-needles", "version": 1}', '{"id": "a"}'], "lacks field"),
+        (['{"format": "extractbench-needles", "version": 1}'], "no needles"),
+    ],
+)
+def test_bad_needle_files_give_one_line_errors(tmp_path, lines, message):
+    path = tmp_path / "n.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError, match=message):
+        read_needles(path)
+
+
+def test_llm_generator_keeps_valid_needles_and_reports_the_rest():
+    schema = load_schema()
+    answer = json.dumps([
+        {"paragraph": "The Zeta Reader reads strips.", "name": "Zeta Reader",
+         "description": "a reader", "keywords": ["strips", "reader"]},
+        {"paragraph": "", "name": "Empty", "description": "x", "keywords": ["x"]},
+    ])  # fmt: skip
+    model = Scripted(lambda prompt: answer if "'Product'" in prompt else "no json")
+    needles, problems = llm_needles(model, schema, ["A device summary."], per_type=2)
+    assert [n.name for n in needles] == ["Zeta Reader"] and needles[0].type == "Product"
+    assert any("Product: unusable entry" in p for p in problems)
+    assert sum("answer is not JSON" in p for p in problems) == len(schema.types) - 1
+    assert "A device summary." in model.prompts[0]
+
+
+# ------------------------------------------------------------------ infusion
+
+
+def _needles(n: int, size: int = 120) -> list[Needle]:
+    return [
+        Needle(f"T-{i}", "Thing", f"Thing {i}", "d", ("k",), f"Thing {i} " + "x" * (size - 8))
+        for i in range(n)
+    ]
+
+
+def test_infusion_respects_bounds_and_removal_restores_the_text():
+    haystack = "\n\n".join(f"Paragraph {i}. " + "word " * 60 for i in range(30))
+    for seed in range(20):
+        result = infuse(haystack, _needles(40), random.Random(seed), 0.10, 0.30)
+        assert 0.10 <= result.share <= 0.30
+        assert remove_needles(result.text, result.placements) == haystack
+        spans = [result.text[p.start : p.end] for p in result.placements]
+        assert all(s.startswith("Thing ") and s.endswith("\n\n") for s in spans)
+        assert all(result.text[p.end - 2 : p.end] == "\n\n" for p in result.placements)
+
+
+def test_infusion_uses_sentences_when_there_are_no_paragraphs():
+    haystack = " ".join(f"Sentence number {i} is here." for i in range(80))
+    points, kind = boundaries(haystack)
+    assert kind == "sentence" and points
+    result = infuse(haystack, _needles(20, 60), random.Random(1), 0.05, 0.2)
+    assert result.boundary == "sentence"
+    assert remove_needles(result.text, result.placements) == haystack
+
+
+def test_infusion_errors_name_the_problem():
+    with pytest.raises(ValueError, match="below the minimum"):
+        infuse("a\n\nb" * 200, _needles(1, 20), random.Random(0), 0.2, 0.3)
+    with pytest.raises(ValueError, match="no paragraph or sentence boundary"):
+        infuse("nowordbreaks", _needles(3), random.Random(0))
+    with pytest.raises(ValueError, match="need 0 < min"):
+        infuse("a\n\nb", _needles(3), random.Random(0), 0.4, 0.3)
+
+
+@needs_data
+def test_every_real_haystack_is_within_bounds_and_restores_byte_for_byte():
+    shas = set()
+    for lo, hi in ((0.10, 0.30), (0.05, 0.12)):
+        data = load_items(DATA, {"min_share": lo, "max_share": hi})
+        shas.add(data.notes["needle_set"]["sha256"])
+        assert len(data.items) == 53
+        manifest = {
+            json.loads(line)["doc_id"]: json.loads(line)["file"]
+            for line in (DATA / "minea" / "haystacks_manifest.jsonl").read_text().splitlines()
+        }
+        for item in data.items:
+            original = (DATA / "minea" / manifest[item.meta["doc_id"]]).read_bytes()
+            inserted = sum(end - start for _, start, end in item.meta["placements"])
+            assert lo <= inserted / len(item.prompt) <= hi, item.id
+            spans = [Placement(i, 0, s, e) for i, s, e in item.meta["placements"]]
+            assert remove_needles(item.prompt, spans).encode("utf-8") == original
+        assert {n["type"] for it in data.items for n in it.meta["needles"]} == set(
+            load_schema().types
+        )
+    assert len(shas) == 1  # the share bounds do not change the needle set
+
+
+@needs_data
+def test_options_are_checked():
+    with pytest.raises(DataError, match="unknown minea option"):
+        load_items(DATA, {"iteration": 2})
+    with pytest.raises(DataError, match="minea.iterations=x: must be int"):
+        load_items(DATA, {"iterations": "x"})
+    with pytest.raises(DataError, match="min_share"):
+        load_items(DATA, {"min_share": "0.5", "max_share": "0.2"})
+
+
+# ------------------------------------------------------------------ extraction
+
+
+def test_split_pieces_partitions_the_text():
+    text = "\n\n".join(f"para {i} " + "y" * (i * 37 % 300) for i in range(40))
+    pieces = split_pieces(text, 500)
+    assert "".join(pieces) == text
+    assert all(len(p) <= 500 for p in pieces)
+    assert split_pieces("z" * 1200, 500) == ["z" * 500, "z" * 500, "z" * 200]
+
+
+@pytest.mark.parametrize(
+    "text, names, parsed",
+    [
+        ('[{"type": "Person", "name": "Ann", "keywords": "a, b"}]', ["Ann"], True),
+        ('{"entities": [{"name": "Bo"}]}', ["Bo"], True),
+        ('[{"name": "Cy"}, {"name": "Di"}, {"name": "E', ["Cy", "Di"], False),
+        ("unknown", [], False),
+        ('[1, "x", {"name": "Fe"}]', ["Fe"], True),
+    ],
+)
+def test_parse_entities_salvages_complete_objects(text, names, parsed):
+    entities, ok = parse_entities(text)
+    assert [e["name"] for e in entities] == names and ok is parsed
+    assert all(isinstance(e["keywords"], list) for e in entities)
+
+
+def _counter_answer(prompt: str) -> str:
+    n = prompt.count("\n{")  # entities already in the history
+    return json.dumps([{"type": "Thing", "name": f"e{n}", "description": "d", "keywords": []}])
+
+
+def test_iterated_calls_carry_the_history():
+    model = Scripted(_counter_answer)
+    text = "\n\n".join("alpha beta gamma. " * 20 for _ in range(4))
+    result = extract_document(model, load_schema(), text, piece_chars=500, iterations=2)
+    assert len(result.pieces) == 4
+    assert len(result.calls) == 4 * 3 and result.threads == 1
+    assert [it for _, it, _ in result.entities] == [0, 1, 2] * 4
+    assert model.prompts[0].endswith(FIRST_CUE) and model.prompts[1].endswith(CONTINUE_CUE)
+    assert '"name": "e0"' in model.prompts[1] and '"name": "e1"' in model.prompts[2]
+    assert '"name": "e2"' in model.prompts[3]  # history carries over to the next piece
+    assert all(g is not None for g in model.grammars)
+    assert [len(result.snapshot(k)) for k in range(3)] == [4, 8, 12]
+
+
+def test_a_full_context_starts_a_new_independent_extraction():
+    model = Scripted(_counter_answer)
+    text = "\n\n".join("word " * 100 for _ in range(6))
+    schema = load_schema()
+    base = len(extract_document(Scripted(_counter_answer), schema, "word " * 100,
+                                iterations=0, max_tokens=10).calls)  # fmt: skip
+    assert base == 1
+    result = extract_document(
+        model, schema, text, piece_chars=520, iterations=3, max_tokens=10, context_tokens=420
+    )
+    assert result.threads > 1
+    restart = next(i for i, c in enumerate(result.calls) if c.thread == 2)
+    assert "Already extracted" in model.prompts[restart - 1]
+    assert "Already extracted" not in model.prompts[restart]  # the new thread has no history
+
+
+def test_a_piece_too_long_for_the_window_is_a_model_error():
+    with pytest.raises(ModelError, match="lower minea.piece_chars"):
+        extract_document(
+            Scripted(_counter_answer), load_schema(), "word " * 500, context_tokens=100
+        )
+
+
+def test_parse_failures_are_counted_never_raised():
+    model = Scripted(lambda p: '[{"name": "x"}, {"na')
+    result = extract_document(model, load_schema(), "Some text. " * 10, iterations=1)
+    assert result.parse_failures == 2 and len(result.entities) == 2
+
+
+def test_reextraction_measures_redundancy_per_piece():
+    model = Scripted(lambda p: '[{"type": "Thing", "name": "same", "keywords": []}]')
+    text = "\n\n".join("piece text. " * 30 for _ in range(3))
+    result = extract_document(
+        model, load_schema(), text, piece_chars=400, iterations=0, reextract=True
+    )
+    assert sum(c.reextraction for c in result.calls) == len(result.pieces)
+    assert lost_in_the_middle(result) == {i: 1.0 for i in range(len(result.pieces))}
+
+
+# ------------------------------------------------------------------ quality scores
+
+
+def test_semantic_similarity_ranks_related_text_higher():
+    doc = "The analyzer measures troponin in serum. Results appear in ten minutes."
+    related = semantic_similarity(doc, "analyzer troponin serum results minutes")
+    unrelated = semantic_similarity(doc, "football stadium ticket prices rose sharply")
+    assert 0 <= unrelated < related <= 1
+    assert semantic_similarity(doc, "") is None
+
+
+def test_redundancy_bias_and_incompleteness():
+    assert redundancy_avoidance(["blood test strip", "blood test strip", "tax law"], 0.2) == (
+        pytest.approx(2 / 3)
+    )
+    assert redundancy_avoidance(["only one"], 0.2) == 1.0 and redundancy_avoidance([], 0.2) is None
+    entities = [{"name": "Acme Corp"}, {"name": "Invented Co"}, {"name": "acme corp"}]
+    assert bias_avoidance("Made by ACME Corp in Ohio.", entities) == 0.5
+    schema = load_schema()
+    full = {"type": "Thing", "name": "a", "description": "b", "keywords": ["c"],
+            "material": "m", "purpose": "p", "partOf": "q"}  # fmt: skip
+    assert incompleteness([full, {**full, "purpose": "unknown"}, {**full, "keywords": []}],
+                          schema) == pytest.approx(2 / 3)  # fmt: skip
+    assert incompleteness([], schema) is None
+
+
+class NoSynonyms:
+    """A WordNet stand-in without synonyms (METEOR then matches exact words and stems)."""
+
+    def synsets(self, *args, **kwargs):
+        return []
+
+
+def test_relevance_is_meteor_and_spread_is_relative_std():
+    assert relevance("the strip measures glucose", "the strip measures glucose", NoSynonyms()) > 0.9
+    assert relevance("the strip measures glucose", "tax law", NoSynonyms()) == 0.0
+    assert relevance_spread([0.2, 0.4]) == pytest.approx(0.1 / 0.3)
+    assert relevance_spread([0.2, None]) is None and relevance_spread([0.5]) is None

@@ -1,0 +1,124 @@
+"""The MINEA suite through pytest and the plugin (pytester), with and without -n 2."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from suites.minea.needlegen import template_header, template_needles
+from suites.minea.needles import write_needles
+from suites.minea.schema import load_schema
+from tests.conftest import read_json
+
+MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
+
+# A model that "extracts" the first three words of every needle-like paragraph as an entity
+# and a judge that says yes when the needle's name is among the candidates: enough to give
+# criteria different, checkable values without weights.
+CONFTEST = r'''
+import json
+import re
+
+import pytest
+
+from fixtures.models.base import Generation, ModelInfo
+
+pytest_plugins = ["fixtures.plugin", "plugins.extractbench"]
+
+
+class Extractor:
+    info = ModelInfo("paragraph-heads", "fake", "", "")
+
+    def generate(self, prompt, *, max_tokens, stop=(), grammar=None):
+        if prompt.startswith("You check an information extraction"):
+            needle = json.loads(prompt.split("Needle:\n", 1)[1].split("\n", 1)[0])
+            listed = prompt.split("Extracted entities:", 1)[1]
+            text = '{"extracted": %s}' % ("true" if needle["name"] in listed else "false")
+        else:
+            piece = prompt.split("Text:\n", 1)[1].split("\nEntities (JSON", 1)[0]
+            piece = piece.split("\nAlready extracted:", 1)[0].split("\nContinue the", 1)[0]
+            heads = [m.group(1) for m in re.finditer(r"(?m)^(?:The )?(\S+ \S+ \S+)", piece)]
+            text = json.dumps([{"type": "Thing", "name": h, "description": "",
+                                "keywords": h.split()} for h in heads if "Section" not in h])
+        return Generation(text, len(prompt.split()), len(text.split()), 0.0)
+
+
+@pytest.fixture(scope="session")
+def model():
+    return Extractor()
+'''
+
+
+@pytest.fixture
+def minea(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_minea="from suites.minea.test_minea import test_minea  # noqa\n")
+    pytester.makepyprojecttoml("[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n")
+    folder = pytester.mkdir("data") / "minea"
+    (folder / "haystacks").mkdir(parents=True)
+    rows = []
+    for d in range(4):
+        text = "\n\n".join(
+            f"Section {i} of document {d}. The device measures analyte {i} in serum samples."
+            for i in range(40)
+        )
+        (folder / "haystacks" / f"D{d}.md").write_text(text)
+        rows.append({"doc_id": f"D{d}", "file": f"haystacks/D{d}.md", "panel": f"P{d % 2}"})
+    (folder / "haystacks_manifest.jsonl").write_text("\n".join(map(json.dumps, rows)) + "\n")
+    schema = load_schema()
+    write_needles(
+        pytester.path / "needles.jsonl", template_header(schema, 4, 7), template_needles(schema, 4, 7)
+    )
+    return pytester
+
+
+def run(minea: pytest.Pytester, mode: list[str], *args: str) -> tuple[pytest.RunResult, dict]:
+    record = minea.path / "reports" / "record.json"
+    result = minea.runpytest_subprocess(
+        "--data-dir", "data", "--report-json", str(record),
+        "--suite-option", "minea.needles=needles.jsonl",
+        "--suite-option", "minea.iterations=1", *mode, *args,
+    )  # fmt: skip
+    return result, (read_json(record) if record.exists() else {})
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_minea_suite_reports_the_criteria_table_and_the_needle_checksum(minea, mode):
+    result, record = run(minea, mode)
+    assert result.ret == 0, result.stdout.str()
+    notes = record["suites"]["minea"]["notes"]
+    assert notes["needle_set"]["sha256"] == hashlib.sha256(
+        (minea.path / "needles.jsonl").read_bytes()
+    ).hexdigest()
+    agg = record["aggregates"]
+    assert agg["minea/n"]["n"] == 4 and agg["minea/ns"]["n"] == 4
+    # the fake finds the names of needles that start with capitalised words, never keywords
+    assert 0 < agg["minea/ns"]["mean"] < 1 and agg["minea/k0.7"]["mean"] == 0
+    assert agg["minea/llm"]["mean"] == agg["minea/ns"]["mean"]
+    assert agg["minea/parse_failures"]["mean"] == 0
+    item = record["items"][0]
+    assert set(item["details"]["by_iteration"]) == {"0", "1"}
+    assert all(set(n["hits"]) == {"n", "ns", "k0.5", "k0.6", "k0.7", "llm"}
+               for n in item["details"]["needles"])  # fmt: skip
+    result.stdout.fnmatch_lines(
+        ["*minea: needles found per type and criterion*", "*overall MINEA*", "*paper Table 2*"]
+    )
+    artifacts = record["suites"]["minea"]["artifacts"]
+    assert any(a.endswith("-minea-criteria.png") for a in artifacts)
+    tables = read_json(next(a for a in artifacts if a.endswith("-minea-tables.json")))
+    assert tables["minea"]["needles"] == sum(len(it["details"]["needles"]) for it in record["items"])
+
+
+def test_minea_results_do_not_depend_on_xdist(minea):
+    _, serial = run(minea, [])
+    _, parallel = run(minea, ["-n", "2"])
+    assert serial["aggregates"] == parallel["aggregates"]
+
+
+def test_a_bad_needle_file_is_a_collection_error_naming_it(minea):
+    (minea.path / "needles.jsonl").write_text('{"format": "x"}\n')
+    result, _ = run(minea, [])
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*needles.jsonl:1: expected a header line*"])
