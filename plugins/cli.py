@@ -1,4 +1,4 @@
-"""``extractbench``: commands that work on run records, without pytest or a model.
+"""``extractbench``: commands around a run, outside pytest.
 
     extractbench report RUN.json [--baseline OLD.json] [--max-regression D]
                                  [--html out.html] [--summary-md out.md]
@@ -6,6 +6,11 @@
 renders the same aggregate section, plots and item table as a live run, from the run
 record alone. Exit status: 0, 1 when a gate or the regression check fails, 2 on bad
 input (one line on stderr).
+
+    extractbench needles OUT.jsonl [--generator template|llm] [--per-type K] [--seed N]
+                                   [--schema PATH] [--model GGUF] [--data-dir DIR]
+
+writes a MINEA needle set (``--suite-option minea.needles=OUT.jsonl`` uses it).
 """
 
 from __future__ import annotations
@@ -65,6 +70,61 @@ def report(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def needles(args: argparse.Namespace) -> int:
+    from suites.item import DataError
+    from suites.minea.needlegen import llm_needles, template_header, template_needles
+    from suites.minea.needles import write_needles
+    from suites.minea.schema import load_schema
+
+    try:
+        schema = load_schema(args.schema)
+    except DataError as exc:
+        print(f"extractbench: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    if args.generator == "template":
+        found = template_needles(schema, args.per_type, args.seed)
+        sha = write_needles(out, template_header(schema, args.per_type, args.seed), found)
+        print(f"wrote {out}: {len(found)} needles, sha256 {sha}")
+        return 0
+    from fixtures.data import DataDirError, resolve_data_dir
+    from fixtures.models import ModelError, ModelFileError, resolve_model_spec
+    from fixtures.models.llama_cpp import LlamaCppBackend, default_threads
+
+    try:
+        spec = resolve_model_spec("llama-cpp", args.model, args.seed, default_threads(1))
+        data_dir = resolve_data_dir(args.data_dir, Path.cwd())
+    except (ModelFileError, DataDirError) as exc:
+        print(f"extractbench: {exc}", file=sys.stderr)
+        return 2
+    documents = sorted((data_dir / "minea" / "haystacks").glob("*.md")) if data_dir else []
+    if not documents:
+        print(
+            "extractbench: no haystacks: pass --data-dir DIR (holding minea/haystacks/)",
+            file=sys.stderr,
+        )
+        return 2
+    assert spec.path is not None
+    try:
+        model = LlamaCppBackend(spec.path, n_ctx=8192, n_threads=spec.n_threads, seed=spec.seed)
+        found, problems = llm_needles(
+            model, schema, [p.read_text(encoding="utf-8") for p in documents], args.per_type
+        )
+    except ModelError as exc:
+        print(f"extractbench: {exc}", file=sys.stderr)
+        return 2
+    for line in problems:
+        print(f"skipped: {line}", file=sys.stderr)
+    header = {"generator": "llm", "model": spec.path.name, "per_type": args.per_type,
+              "seed": args.seed, "types": list(schema.types)}  # fmt: skip
+    if not found:
+        print("extractbench: the model gave no usable needle", file=sys.stderr)
+        return 1
+    sha = write_needles(out, header, found)
+    print(f"wrote {out}: {len(found)} needles ({len(problems)} skipped), sha256 {sha}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``extractbench`` console script."""
     parser = argparse.ArgumentParser(
@@ -85,7 +145,28 @@ def main(argv: list[str] | None = None) -> int:
     )
     rep.add_argument("--html", metavar="PATH", help="write a self-contained HTML report here")
     rep.add_argument("--summary-md", metavar="PATH", help="write a markdown summary here")
+    ndl = sub.add_parser(
+        "needles",
+        help="write a MINEA needle set (JSONL) for --suite-option minea.needles=PATH",
+        description="Write a MINEA needle set. 'template' is deterministic and offline (the "
+        "default set of a run with the same --seed/--per-type); 'llm' asks a model to invent "
+        "needles fitting the haystacks (MINEA Appendix B2) - use a strong model, once, and "
+        "compare many models on the file.",
+    )
+    ndl.add_argument("out", metavar="OUT.jsonl", help="needle-set file to write")
+    ndl.add_argument("--generator", choices=("template", "llm"), default="template",
+                     help="template (default, offline) or llm")  # fmt: skip
+    ndl.add_argument("--per-type", type=int, default=50, metavar="K",
+                     help="needles per schema type (default 50)")  # fmt: skip
+    ndl.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    ndl.add_argument("--schema", metavar="PATH", help="schema JSON (default: the shipped one)")
+    ndl.add_argument("--model", metavar="GGUF", help="llm: model file (default: Gemma 3 270M)")
+    ndl.add_argument("--data-dir", metavar="DIR", help="llm: data folder with minea/haystacks/")
     args = parser.parse_args(argv)
+    if args.command == "needles":
+        if args.per_type < 1:
+            parser.error("--per-type must be at least 1")
+        return needles(args)
     if args.max_regression is not None and not args.baseline:
         parser.error("--max-regression needs --baseline")
     if not args.html and not args.summary_md:

@@ -62,6 +62,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "[tool.extractbench.options.SUITE] in pyproject.toml. Repeatable.",
     )
     group.addoption(
+        "--needles",
+        metavar="PATH",
+        default=None,
+        help="MINEA needle set (JSONL, e.g. from `extractbench needles`); same as "
+        "--suite-option minea.needles=PATH. Default: the deterministic template set.",
+    )
+    group.addoption(
         "--baseline",
         metavar="RUN.json",
         default=None,
@@ -95,11 +102,12 @@ def pytest_configure(config: pytest.Config) -> None:
     limit = config.getoption("limit")
     if limit is not None and limit < 1:
         raise pytest.UsageError(f"--limit {limit}: must be at least 1")
+    suite_options = list(config.getoption("suite_option"))
+    if config.getoption("needles"):
+        suite_options.append(f"minea.needles={Path(config.getoption('needles')).resolve()}")
     try:
         settings = read_settings(
-            config.rootpath / "pyproject.toml",
-            config.getoption("gate"),
-            config.getoption("suite_option"),
+            config.rootpath / "pyproject.toml", config.getoption("gate"), suite_options
         )
     except (GateError, SettingsError) as exc:
         raise pytest.UsageError(str(exc)) from None

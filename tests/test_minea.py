@@ -143,9 +143,18 @@ def test_minea_is_max_over_criteria_and_overall_is_needle_weighted():
     rows = [
         {"type": "Person", "hits": {"n": 1, "ns": 1, "k0.5": 0, "k0.6": 0, "k0.7": 0, "llm": 1}},
         {"type": "Person", "hits": {"n": 0, "ns": 1, "k0.5": 0, "k0.6": 0, "k0.7": 0, "llm": 0}},
-        {"type": "Insight", "hits": {"n": 0, "ns": 0, "k0.5": 1, "k0.6": 0, "k0.7": 0, "llm": None}},
-        {"type": "Insight", "hits": {"n": 0, "ns": 0, "k0.5": 0, "k0.6": 0, "k0.7": 0, "llm": None}},
-        {"type": "Insight", "hits": {"n": 0, "ns": 0, "k0.5": 0, "k0.6": 0, "k0.7": 0, "llm": None}},
+        {
+            "type": "Insight",
+            "hits": {"n": 0, "ns": 0, "k0.5": 1, "k0.6": 0, "k0.7": 0, "llm": None},
+        },
+        {
+            "type": "Insight",
+            "hits": {"n": 0, "ns": 0, "k0.5": 0, "k0.6": 0, "k0.7": 0, "llm": None},
+        },
+        {
+            "type": "Insight",
+            "hits": {"n": 0, "ns": 0, "k0.5": 0, "k0.6": 0, "k0.7": 0, "llm": None},
+        },
     ]
     table = criteria_table(rows)
     assert table["Person"]["ns"] == {"share": 1.0, "n": 2}
@@ -154,6 +163,9 @@ def test_minea_is_max_over_criteria_and_overall_is_needle_weighted():
     assert scores["per_type"]["Person"] == {"minea": 1.0, "criterion": "ns", "needles": 2}
     assert scores["per_type"]["Insight"]["minea"] == pytest.approx(1 / 3)
     assert scores["overall"] == pytest.approx((2 * 1.0 + 3 * (1 / 3)) / 5)
+    assert scores["overall_label_free"] == scores["overall"]
+    rows[1]["hits"]["ns"] = 0  # Person: ns 0.5, llm 0.5, n 0.5
+    assert minea_scores(criteria_table(rows))["per_type"]["Person"]["minea"] == 0.5
 
 
 # ------------------------------------------------------------------ schema and needles
@@ -308,9 +320,19 @@ def test_every_real_haystack_is_within_bounds_and_restores_byte_for_byte():
             assert lo <= inserted / len(item.prompt) <= hi, item.id
             spans = [Placement(i, 0, s, e) for i, s, e in item.meta["placements"]]
             assert remove_needles(item.prompt, spans).encode("utf-8") == original
+            lowered = original.decode("utf-8").casefold()
+            assert not [n for n in item.meta["needles"] if n["name"].casefold() in lowered]
         assert {n["type"] for it in data.items for n in it.meta["needles"]} == set(
             load_schema().types
         )
+        for item in data.items:  # decoys: same types as the needles, never in the document
+            inside = {n["id"] for n in item.meta["needles"]}
+            decoys = item.meta["decoys"]
+            assert len(decoys) == len(inside) and not inside & {d["id"] for d in decoys}
+            assert sorted(d["type"] for d in decoys) == sorted(
+                n["type"] for n in item.meta["needles"]
+            )
+            assert all(d["name"] not in item.prompt for d in decoys)
     assert len(shas) == 1  # the share bounds do not change the needle set
 
 

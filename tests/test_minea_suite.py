@@ -17,7 +17,7 @@ MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
 # A model that "extracts" the first three words of every needle-like paragraph as an entity
 # and a judge that says yes when the needle's name is among the candidates: enough to give
 # criteria different, checkable values without weights.
-CONFTEST = r'''
+CONFTEST = r"""
 import json
 import re
 
@@ -48,7 +48,7 @@ class Extractor:
 @pytest.fixture(scope="session")
 def model():
     return Extractor()
-'''
+"""
 
 
 @pytest.fixture
@@ -69,7 +69,9 @@ def minea(pytester: pytest.Pytester) -> pytest.Pytester:
     (folder / "haystacks_manifest.jsonl").write_text("\n".join(map(json.dumps, rows)) + "\n")
     schema = load_schema()
     write_needles(
-        pytester.path / "needles.jsonl", template_header(schema, 4, 7), template_needles(schema, 4, 7)
+        pytester.path / "needles.jsonl",
+        template_header(schema, 4, 7),
+        template_needles(schema, 4, 7),
     )
     return pytester
 
@@ -78,7 +80,7 @@ def run(minea: pytest.Pytester, mode: list[str], *args: str) -> tuple[pytest.Run
     record = minea.path / "reports" / "record.json"
     result = minea.runpytest_subprocess(
         "--data-dir", "data", "--report-json", str(record),
-        "--suite-option", "minea.needles=needles.jsonl",
+        "--needles", "needles.jsonl",
         "--suite-option", "minea.iterations=1", *mode, *args,
     )  # fmt: skip
     return result, (read_json(record) if record.exists() else {})
@@ -89,15 +91,17 @@ def test_minea_suite_reports_the_criteria_table_and_the_needle_checksum(minea, m
     result, record = run(minea, mode)
     assert result.ret == 0, result.stdout.str()
     notes = record["suites"]["minea"]["notes"]
-    assert notes["needle_set"]["sha256"] == hashlib.sha256(
-        (minea.path / "needles.jsonl").read_bytes()
-    ).hexdigest()
+    assert (
+        notes["needle_set"]["sha256"]
+        == hashlib.sha256((minea.path / "needles.jsonl").read_bytes()).hexdigest()
+    )
     agg = record["aggregates"]
     assert agg["minea/n"]["n"] == 4 and agg["minea/ns"]["n"] == 4
     # the fake finds the names of needles that start with capitalised words, never keywords
     assert 0 < agg["minea/ns"]["mean"] < 1 and agg["minea/k0.7"]["mean"] == 0
     assert agg["minea/llm"]["mean"] == agg["minea/ns"]["mean"]
     assert agg["minea/parse_failures"]["mean"] == 0
+    assert agg["minea/llm_false_positive"]["mean"] == 0  # decoy names are never extracted
     item = record["items"][0]
     assert set(item["details"]["by_iteration"]) == {"0", "1"}
     assert all(set(n["hits"]) == {"n", "ns", "k0.5", "k0.6", "k0.7", "llm"}
@@ -108,7 +112,9 @@ def test_minea_suite_reports_the_criteria_table_and_the_needle_checksum(minea, m
     artifacts = record["suites"]["minea"]["artifacts"]
     assert any(a.endswith("-minea-criteria.png") for a in artifacts)
     tables = read_json(next(a for a in artifacts if a.endswith("-minea-tables.json")))
-    assert tables["minea"]["needles"] == sum(len(it["details"]["needles"]) for it in record["items"])
+    assert tables["minea"]["needles"] == sum(
+        len(it["details"]["needles"]) for it in record["items"]
+    )
 
 
 def test_minea_results_do_not_depend_on_xdist(minea):

@@ -25,8 +25,10 @@ class DocumentResult:
 
     Attributes:
         scores: per-item metrics: the share of the document's needles found under each
-            criterion (``n``, ``ns``, ``k0.5``..., ``llm``), the quality scores of the final
-            extraction, ``parse_failures`` (calls), ``entities`` (count).
+            criterion (``n``, ``ns``, ``k0.5``..., ``llm``); ``llm_false_positive``, the
+            share of decoy needles (never infused into this document) the judge calls
+            extracted, a control of the ``llm`` criterion; the quality scores of the final
+            extraction; ``parse_failures`` (calls) and ``entities`` (count).
         needles: per needle ``{"id", "type", "name", "hits": {criterion: 0/1/None}}``.
         by_iteration: iterations -> quality scores of the entities up to that iteration.
         generation: all calls summed (prediction = the extracted entities as JSON).
@@ -107,6 +109,16 @@ def evaluate_document(
         for k in range(options["iterations"] + 1)
     }
     scores.update(by_iteration[options["iterations"]])
+    if judge is not None and item.meta.get("decoys"):
+        said_yes = []
+        for row in item.meta["decoys"]:
+            verdict, facts = judge_needle(
+                judge, Needle.from_json(row, item.id), entities, options["judge_candidates"]
+            )
+            judge_calls += facts["calls"]
+            if verdict is not None:
+                said_yes.append(verdict)
+        scores["llm_false_positive"] = sum(said_yes) / len(said_yes) if said_yes else None
     scores["parse_failures"] = float(extraction.parse_failures)
     scores["entities"] = float(len(entities))
     facts = {
@@ -117,7 +129,5 @@ def evaluate_document(
         "judge_unreadable": unreadable,
     }
     if options["lost_in_the_middle"]:
-        facts["lost_in_the_middle"] = {
-            str(k): v for k, v in lost_in_the_middle(extraction).items()
-        }
+        facts["lost_in_the_middle"] = {str(k): v for k, v in lost_in_the_middle(extraction).items()}
     return DocumentResult(scores, rows, by_iteration, _summed(extraction), facts)

@@ -16,15 +16,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from suites.jsonl import iter_jsonl
 from suites.item import DataError, DataMissing, Item, SuiteData
+from suites.jsonl import iter_jsonl
 from suites.minea.infusion import infuse
 from suites.minea.needlegen import template_header, template_needles
 from suites.minea.needles import FORMAT, VERSION, Needle, NeedleSet, needles_text, read_needles
 from suites.minea.schema import Schema, load_schema
 from suites.options import merge_options
 
-__all__ = ["DEFAULTS", "MANIFEST", "load_items", "needle_set", "deal"]
+__all__ = ["DEFAULTS", "MANIFEST", "load_items", "needle_set", "deal", "pick_decoys"]
 
 MANIFEST = "minea/haystacks_manifest.jsonl"
 DEFAULTS: dict[str, Any] = {
@@ -38,7 +38,7 @@ DEFAULTS: dict[str, Any] = {
     "piece_chars": 4000,
     "max_tokens": 384,  # per extraction call
     "context_tokens": 4096,  # the window the extraction thread must fit
-    "judge": True,  # criterion llm
+    "judge": True,  # criterion llm (and the judge's false-positive rate on decoy needles)
     "judge_candidates": 10,
     "lost_in_the_middle": False,  # re-extract every piece at the end (Section 4.2)
 }
@@ -63,11 +63,32 @@ def needle_set(opts: Mapping[str, Any], schema: Schema) -> NeedleSet:
         needles = tuple(template_needles(schema, opts["per_type"], opts["seed"]))
         text = needles_text(header, needles)
         sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
-        chosen = NeedleSet(needles, {"format": FORMAT, "version": VERSION, **header}, sha, "template")
+        chosen = NeedleSet(
+            needles, {"format": FORMAT, "version": VERSION, **header}, sha, "template"
+        )
     unknown = sorted({n.type for n in chosen.needles} - set(schema.types))
     if unknown:
         raise DataError(f"needle set {chosen.path}: types not in the schema: {', '.join(unknown)}")
     return chosen
+
+
+def pick_decoys(
+    pool: Sequence[Needle], placed: Sequence[Needle], rng: random.Random, text: str
+) -> list[Needle]:
+    """One decoy per placed needle: a needle of the same type whose name does not occur
+    in ``text`` (the enriched document), the judge's control: it should say "not
+    extracted". Fewer when a type has no such needle."""
+    lowered = text.casefold()
+    by_type: dict[str, list[Needle]] = {}
+    for needle in pool:
+        if needle.name.casefold() not in lowered:
+            by_type.setdefault(needle.type, []).append(needle)
+    decoys: list[Needle] = []
+    for needle in placed:
+        options = [n for n in by_type.get(needle.type, []) if n not in decoys]
+        if options:
+            decoys.append(options[rng.randrange(len(options))])
+    return decoys
 
 
 def deal(needles: Sequence[Needle], seed: int) -> list[Needle]:
@@ -127,6 +148,8 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
         except OSError as exc:
             raise DataError(f"{manifest}:{lineno}: haystack {path}: {exc.strerror}") from None
         window = [order[(cursor + i) % len(order)] for i in range(min(len(order), 64))]
+        lowered = haystack.casefold()
+        window = [n for n in window if n.name.casefold() not in lowered]  # needles are new
         rng = random.Random(f"infuse/{opts['seed']}/{doc_id}")
         try:
             infusion = infuse(haystack, window, rng, opts["min_share"], opts["max_share"])
@@ -135,6 +158,7 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
         placed = {p.needle_id for p in infusion.placements}
         cursor += 1 + max(i for i, n in enumerate(window) if n.id in placed)
         needles = [n for n in window if n.id in placed]
+        decoys = pick_decoys(chosen.needles, needles, rng, infusion.text)
         items.append(
             Item(
                 id=f"minea/{doc_id}",
@@ -150,6 +174,7 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
                     "boundary": infusion.boundary,
                     "needles": [n.to_json() for n in needles],
                     "placements": [[p.needle_id, p.start, p.end] for p in infusion.placements],
+                    "decoys": [n.to_json() for n in decoys],
                     "extraction": run_options,
                 },
                 max_tokens=opts["max_tokens"],

@@ -134,9 +134,9 @@ def judge_needle(
     if not entities:
         return 0, {"calls": 0}
     probe = " ".join([needle.name, *needle.keywords])
-    ranked = sorted(
-        entities, key=lambda e: -fuzz.token_set_ratio(probe, entity_text(dict(e)))
-    )[:candidates]
+    ranked = sorted(entities, key=lambda e: -fuzz.token_set_ratio(probe, entity_text(dict(e))))[
+        :candidates
+    ]
     generation = judge.generate(
         judge_prompt(needle, ranked), max_tokens=max_tokens, grammar=JUDGE_GRAMMAR
     )
@@ -179,16 +179,31 @@ def criteria_table(
 def minea_scores(table: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """MINEA per type (maximum over criteria, Table 3/5) and overall (needle-weighted mean).
 
+    ``overall_label_free`` is the same without the ``llm`` criterion: a weak judge that
+    says yes to everything cannot inflate it.
+
     Returns:
         ``{"per_type": {type: {"minea", "criterion", "needles"}}, "overall": float | None,
-        "needles": int}``.
+        "overall_label_free": float | None, "needles": int}``.
     """
-    per_type: dict[str, dict[str, Any]] = {}
-    for type_name, entry in table.items():
-        shares = [(entry[c]["share"], c) for c in CRITERIA if entry[c]["share"] is not None]
-        if shares:
-            best, criterion = max(shares, key=lambda pair: pair[0])
-            per_type[type_name] = {"minea": best, "criterion": criterion, "needles": entry["_count"]}
-    total = sum(v["needles"] for v in per_type.values())
-    overall = sum(v["minea"] * v["needles"] for v in per_type.values()) / total if total else None
-    return {"per_type": per_type, "overall": overall, "needles": total}
+
+    def best_of(criteria: Sequence[str]) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for type_name, entry in table.items():
+            shares = [(entry[c]["share"], c) for c in criteria if entry[c]["share"] is not None]
+            if shares:
+                best, criterion = max(shares, key=lambda pair: pair[0])
+                out[type_name] = {"minea": best, "criterion": criterion, "needles": entry["_count"]}
+        return out
+
+    def weighted(per_type: Mapping[str, Mapping[str, Any]]) -> float | None:
+        total = sum(v["needles"] for v in per_type.values())
+        return sum(v["minea"] * v["needles"] for v in per_type.values()) / total if total else None
+
+    per_type = best_of(CRITERIA)
+    return {
+        "per_type": per_type,
+        "overall": weighted(per_type),
+        "overall_label_free": weighted(best_of([c for c in CRITERIA if c != "llm"])),
+        "needles": sum(v["needles"] for v in per_type.values()),
+    }

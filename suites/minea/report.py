@@ -19,6 +19,8 @@ from suites.minea.quality import QUALITY_METRICS
 
 __all__ = ["tables", "summary_lines", "write_artifacts"]
 
+FALSE_POSITIVE_WARNING = 0.2
+
 
 def _items(record: Mapping[str, Any], suite: str) -> list[Mapping[str, Any]]:
     return [
@@ -55,7 +57,9 @@ def tables(record: Mapping[str, Any], suite: str = "minea") -> dict[str, Any]:
     by_iteration = _mean_table(it.get("details", {}).get("by_iteration", {}) for it in items)
     lost: dict[str, list[float]] = defaultdict(list)
     for it in items:
-        for piece, value in it.get("details", {}).get("extraction", {}).get("lost_in_the_middle", {}).items():
+        for piece, value in (
+            it.get("details", {}).get("extraction", {}).get("lost_in_the_middle", {}).items()
+        ):
             if value is not None:
                 lost[piece].append(value)
     return {
@@ -90,9 +94,21 @@ def summary_lines(record: Mapping[str, Any], suite: str) -> list[str]:
         best = minea["per_type"].get(type_name, {}).get("minea")
         lines.append(f"  {type_name:<17}{row}  {_fmt(best)}  {entry['_count']:>7}")
     lines.append(f"  {'overall MINEA':<17}{'':>{7 * len(CRITERIA)}}  {_fmt(minea['overall'])}")
+    lines.append(
+        f"  {'without llm':<17}{'':>{7 * len(CRITERIA)}}  {_fmt(minea['overall_label_free'])}"
+        "  (criteria n, ns, k only)"
+    )
+    fp = record.get("aggregates", {}).get(f"{suite}/llm_false_positive")
+    if fp and fp["mean"] > FALSE_POSITIVE_WARNING:
+        lines.append(
+            f"  warning: the judge calls {100 * fp['mean']:.0f}% of decoy needles (never infused) "
+            "extracted; the llm column and MINEA with it are unreliable for this judge"
+        )
     if t["by_iteration"]:
         columns = list(t["by_iteration"])
-        lines.append("minea: extraction quality by number of iterations (paper Table 2, mean over documents):")
+        lines.append(
+            "minea: extraction quality by number of iterations (paper Table 2, mean over documents):"
+        )
         lines.append(f"  {'iterations':<30}" + "".join(f"{c:>8}" for c in columns))
         for metric in QUALITY_METRICS:
             cells = [t["by_iteration"][c].get(metric) for c in columns]
@@ -100,7 +116,9 @@ def summary_lines(record: Mapping[str, Any], suite: str) -> list[str]:
             lines.append(f"  {metric:<30}{text}")
     if t["lost_in_the_middle"]:
         lines.append("minea: redundancy (key = name) of re-extracting each piece (paper Table 1):")
-        lines.append("  " + "  ".join(f"{p}:{v:.3f}" for p, (v, _) in t["lost_in_the_middle"].items()))
+        lines.append(
+            "  " + "  ".join(f"{p}:{v:.3f}" for p, (v, _) in t["lost_in_the_middle"].items())
+        )
     return lines
 
 

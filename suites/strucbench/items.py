@@ -21,6 +21,7 @@ from typing import Any
 
 from suites.derived_cache import cached_json, digest_of
 from suites.item import DataError, DataMissing, Item, SuiteData
+from suites.options import merge_options
 from suites.strucbench import render
 from suites.strucbench.prompts import build_prompt
 from suites.strucbench.tables import PARSERS, TableParseError
@@ -148,18 +149,7 @@ def _wtq(data_dir: Path, opts: dict[str, Any]) -> list[Item]:
 
 
 def _options(options: Mapping[str, Any]) -> dict[str, Any]:
-    unknown = set(options) - set(DEFAULTS)
-    if unknown:
-        raise DataError(
-            f"unknown strucbench option(s) {', '.join(sorted(unknown))}; known: {', '.join(DEFAULTS)}"
-        )
-    opts = {**DEFAULTS, **options}
-    opts["pscore"] = str(opts["pscore"]).lower() not in ("0", "false", "no", "off")
-    try:
-        opts["max_cells"] = int(opts["max_cells"])
-    except (TypeError, ValueError):
-        raise DataError(f"strucbench.max_cells={opts['max_cells']}: must be an integer") from None
-    return opts
+    return merge_options("strucbench", options, DEFAULTS)
 
 
 def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> SuiteData:

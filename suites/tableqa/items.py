@@ -14,6 +14,7 @@ from typing import Any
 
 from suites.derived_cache import cached_json, digest_of
 from suites.item import DataError, DataMissing, Item, SuiteData
+from suites.options import merge_options
 from suites.tableqa import synthetic, tablebench
 from suites.tableqa.html import HTMLTableError, html_to_table
 from suites.tableqa.prompts import SYSTEM_PROMPTS, prompt_prefix
@@ -54,21 +55,9 @@ CACHE_VERSION = "tableqa-questions-v1"  # bump when table parsing or sampling ch
 def _options(
     options: Mapping[str, Any], defaults: Mapping[str, Any] = DEFAULTS, suite: str = "tableqa"
 ) -> dict[str, Any]:
-    unknown = set(options) - set(defaults)
-    if unknown:
-        raise DataError(
-            f"unknown {suite} option(s) {', '.join(sorted(unknown))}; known: {', '.join(defaults)}"
-        )
-    merged = {**defaults, **options}
-    if suite != "tableqa":
-        return merged
-    if merged["language"] not in SYSTEM_PROMPTS:
+    merged = merge_options(suite, options, defaults)
+    if suite == "tableqa" and merged["language"] not in SYSTEM_PROMPTS:
         raise DataError(f"tableqa.language={merged['language']}: use en or ru")
-    for key in ("per_cell", "tables_per_width", "seed"):
-        try:
-            merged[key] = int(merged[key])
-        except (TypeError, ValueError):
-            raise DataError(f"tableqa.{key}={merged[key]}: must be an integer") from None
     return merged
 
 
