@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from _pytest.reports import TestReport
 
-from fixtures.plugin import DATA_DIR_KEY, MODEL_SPEC_KEY
+from fixtures.plugin import DATA_DIR_KEY, JUDGE_SPEC_KEY, MODEL_SPEC_KEY, REPLAY_KEY
 from plugins.evaluation import evaluate
 from plugins.html_report import item_details, scores_cell, summary_html
 from plugins.markdown import summary_markdown
@@ -91,10 +91,17 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
     items = [state.items[key] for key in sorted(state.items)]
     expected = sum(info.get("items_selected", 0) for info in state.suites.values())
     spec = config.stash[MODEL_SPEC_KEY]
-    try:
-        model = spec.describe()
-    except OSError as exc:
-        model = {"backend": spec.backend, "path": str(spec.path), "error": str(exc)}
+    replay = config.stash.get(REPLAY_KEY, None)
+    judge: dict[str, Any] | None = None
+    if replay is not None:  # --rescore: the generations are the recorded model's
+        model, judge = replay["model"], replay.get("judge")
+    else:
+        try:
+            model = spec.describe()
+            judge_spec = config.stash.get(JUDGE_SPEC_KEY, None)
+            judge = judge_spec.describe() if judge_spec is not None else None
+        except OSError as exc:
+            model = {"backend": spec.backend, "path": str(spec.path), "error": str(exc)}
     scored = sum(1 for it in items if it.get("outcome") == "passed")
     record: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -111,9 +118,15 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
             "expected": expected,
             "scored": scored,
             "failed": len(items) - scored,
+            "calls": sum(len(it.get("calls", [])) for it in items),
+            "cached_calls": sum(c.get("cached", False) for it in items for c in it.get("calls", [])),
         },
         "items": items,
     }
+    if judge is not None:
+        record["judge"] = judge
+    if replay is not None:
+        record["rescore_of"] = {"run_id": replay.get("run_id", ""), "path": config.getoption("rescore")}
     max_regression = config.getoption("max_regression")
     record.update(
         evaluate(items, state.suites, state.settings.gates, state.baseline, max_regression)
@@ -171,6 +184,8 @@ def summary_lines(record: dict[str, Any], state: RunState) -> list[str]:
         f"model: {model.get('name', '?')} ({model.get('backend')}) sha256 {str(model.get('sha256', ''))[:12]}",
         f"items: {counts['scored']} scored, {counts['failed']} failed, of {counts['expected']} selected"
         + ("" if record["complete"] else "  [INCOMPLETE RUN]"),
+        f"model calls: {counts.get('calls', 0)}, {counts.get('cached_calls', 0)} answered from the "
+        + ("run record (--rescore)" if record.get("rescore_of") else "generation cache"),
     ]
     for name, info in sorted(record["suites"].items()):
         limit = info.get("limit")

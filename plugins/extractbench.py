@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from _pytest.reports import TestReport
 
-from fixtures.plugin import DATA_DIR_KEY
+from fixtures.models.wrappers import CALL_LOG
+from fixtures.plugin import DATA_DIR_KEY, REPLAY_KEY
 from plugins.controller import Controller, Worker
 from plugins.gates import GateError
 from plugins.recorder import ItemRecorder
@@ -84,6 +85,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "metric's mean drops by more than DELTA and the drop is significant.",
     )
     group.addoption(
+        "--rescore",
+        metavar="RUN.json",
+        default=None,
+        help="recompute every metric, aggregate and gate from the generations logged in an "
+        "earlier run record, without loading a model: the same items are run (--limit and "
+        "the default caps do not apply) and each model call is answered from the record.",
+    )
+    group.addoption(
         "--summary-md",
         metavar="PATH",
         default=None,
@@ -117,6 +126,17 @@ def pytest_configure(config: pytest.Config) -> None:
             baseline = read_record(Path(config.getoption("baseline")))
         except RecordError as exc:
             raise pytest.UsageError(f"--baseline {exc}") from None
+    if config.getoption("rescore"):
+        try:
+            replay = read_record(Path(config.getoption("rescore")))
+        except RecordError as exc:
+            raise pytest.UsageError(f"--rescore {exc}") from None
+        if not any(it.get("calls") for it in replay.get("items", [])):
+            raise pytest.UsageError(
+                f"--rescore {config.getoption('rescore')}: the record logs no generations "
+                "(written by an extractbench without call logs); rerun the suite instead"
+            )
+        config.stash[REPLAY_KEY] = replay
     max_regression = config.getoption("max_regression")
     if max_regression is not None and (max_regression < 0 or baseline is None):
         raise pytest.UsageError(
@@ -198,7 +218,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     cap = None if config.getoption("full") else state.settings.limits.get(name)
     if cap is not None and (limit is None or cap < limit):  # a limit never enlarges a run
         limit, limit_source = cap, "[tool.extractbench.limits]"
-    if limit is not None:
+    replay = config.stash.get(REPLAY_KEY, None)
+    if replay is not None:  # --rescore: exactly the record's items of this suite
+        wanted = {it["id"] for it in replay.get("items", []) if it.get("suite") == name}
+        items = [it for it in items if it.id in wanted]
+        limit, limit_source = None, "--rescore"
+    elif limit is not None:
         items = stratified_limit(items, limit, breakdown[0] if breakdown else None)
     state.suites[name] = {
         "breakdown": breakdown,
@@ -215,7 +240,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 @pytest.fixture
-def score(request: pytest.FixtureRequest) -> ItemRecorder:
+def score(request: pytest.FixtureRequest) -> Generator[ItemRecorder, None, None]:
     """Record named metric values for the current item: ``score("accuracy", 1.0)``.
 
     Also ``score.generation(gen)`` records the model output. Values travel to the xdist
@@ -227,7 +252,9 @@ def score(request: pytest.FixtureRequest) -> ItemRecorder:
         pytest.fail("the score fixture needs a test that takes bench_item", pytrace=False)
     recorder = ItemRecorder(bench_item, request.node.user_properties)
     request.node.stash[RECORDER_KEY] = recorder
-    return recorder
+    CALL_LOG.sink = recorder.calls
+    yield recorder
+    CALL_LOG.sink = None
 
 
 @pytest.hookimpl(wrapper=True)

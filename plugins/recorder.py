@@ -30,6 +30,7 @@ class ItemRecorder:
         self.tokens: dict[str, int] = {}
         self.latency_s: float | None = None
         self.details: dict[str, Any] = {}
+        self.calls: list[dict[str, Any]] = []  # every model call, filled by the backend
         self._properties = user_properties
 
     def __call__(self, metric: str, value: float | None) -> None:
@@ -97,4 +98,5 @@ class ItemRecorder:
             "latency_s": self.latency_s,
             "meta": dict(self.item.meta),
             "details": dict(self.details),
+            "calls": list(self.calls),
         }

@@ -1,0 +1,132 @@
+"""Generation cache, resume after Ctrl-C, and --rescore, black-box with and without -n 2."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from fixtures.models.base import Generation
+from fixtures.models.cache import GenerationCache, generation_key
+from fixtures.models.wrappers import CALL_LOG, ReplayBackend, ServedBackend
+from tests.conftest import read_json
+from tests.test_plugin import MODES, run
+
+
+def _calls(record: dict) -> list[dict]:
+    return [c for it in record["items"] for c in it["calls"]]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_repeated_run_is_answered_from_the_cache_with_identical_scores(toy, mode):
+    _, first = run(toy, mode)
+    result, second = run(toy, mode)
+    assert result.ret == 0
+    assert first["counts"]["calls"] == 24 and first["counts"]["cached_calls"] == 0
+    assert second["counts"]["cached_calls"] == 24 == len(_calls(second))
+    assert second["aggregates"] == first["aggregates"]
+    assert (toy.path / ".extractbench" / "cache.sqlite").is_file()
+    result.stdout.fnmatch_lines(["*model calls: 24, 24 answered from the generation cache*"])
+
+
+def test_no_cache_and_cache_dir(toy):
+    _, plain = run(toy, [], "--no-cache")
+    _, again = run(toy, [], "--no-cache")
+    assert again["counts"]["cached_calls"] == 0 and not (toy.path / ".extractbench").exists()
+    _, elsewhere = run(toy, [], "--cache-dir", "c2")
+    assert (toy.path / "c2" / "cache.sqlite").is_file() and elsewhere["aggregates"] == plain["aggregates"]
+    (toy.path / "c3").write_text("a file, not a folder")
+    result, _ = run(toy, [], "--cache-dir", "c3")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--cache-dir c3: cannot open the generation cache*--no-cache*"])
+
+
+def test_a_run_stopped_with_ctrl_c_resumes_from_the_cache(toy):
+    record = toy.path / "record.json"
+    args = [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data",
+            "--report-json", str(record), "--toy-delay", "0.4", "-p", "no:cacheprovider"]  # fmt: skip
+    proc = subprocess.Popen(args, cwd=toy.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    time.sleep(6)
+    os.kill(proc.pid, signal.SIGINT)
+    proc.communicate(timeout=60)
+    stopped = read_json(record)
+    done = stopped["counts"]["scored"]
+    assert stopped["complete"] is False and 0 < done < 24
+    with sqlite3.connect(toy.path / ".extractbench" / "cache.sqlite") as db:
+        assert db.execute("SELECT COUNT(*) FROM generations").fetchone()[0] >= done
+    _, resumed = run(toy, [])
+    assert resumed["complete"] is True
+    assert resumed["counts"]["cached_calls"] >= done
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_rescore_reproduces_the_aggregates_without_a_model(toy, mode):
+    _, original = run(toy, mode, "--limit", "10")
+    rescored_path = toy.path / "rescored.json"
+    result = toy.runpytest_subprocess(
+        "--rescore", "record.json", "--model", "nowhere.gguf", "--data-dir", "data",
+        "--report-json", str(rescored_path), *mode,
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()
+    rescored = read_json(rescored_path)
+    assert rescored["aggregates"] == original["aggregates"]
+    assert rescored["gates"] == original["gates"]
+    assert rescored["rescore_of"]["run_id"] == original["run_id"]
+    assert rescored["model"] == original["model"]
+    assert {it["id"] for it in rescored["items"]} == {it["id"] for it in original["items"]}
+    assert all(c["cached"] for c in _calls(rescored))
+    result.stdout.fnmatch_lines(["*answered from the run record (--rescore)*"])
+
+
+def test_rescore_of_a_changed_prompt_is_an_item_error_saying_why(toy):
+    run(toy, [])
+    suite = (toy.path / "test_toy.py").read_text()
+    changed = suite.replace("prefix=f\"{row['text']}\\n\"", "prefix=f\"{row['text']}\\n\\n\"")
+    assert changed != suite
+    (toy.path / "test_toy.py").write_text(changed)
+    result = toy.runpytest_subprocess("--rescore", "record.json", "--data-dir", "data")
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*--rescore: this prompt was not generated in the run record*"])
+
+
+def test_rescore_needs_a_readable_record_with_calls(toy):
+    (toy.path / "bad.json").write_text("{}")
+    result = toy.runpytest_subprocess("--rescore", "bad.json", "--data-dir", "data")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--rescore*not an extractbench run record*"])
+
+
+class Counting:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def generate(self, prompt, *, max_tokens, stop=(), grammar=None):
+        self.calls += 1
+        return Generation(prompt[::-1], 3, 2, 0.5)
+
+
+def test_served_backend_loads_lazily_caches_and_logs(tmp_path):
+    cache = GenerationCache(tmp_path)
+    inner = Counting()
+    loads = []
+    served = ServedBackend(None, "fp", lambda: loads.append(1) or inner, cache)
+    CALL_LOG.sink = log = []
+    try:
+        first = served.generate("abc", max_tokens=4, stop=("\n",))
+        again = served.generate("abc", max_tokens=4, stop=("\n",))
+        other = served.generate("abc", max_tokens=5, stop=("\n",))
+    finally:
+        CALL_LOG.sink = None
+    assert inner.calls == 2 and loads == [1]
+    assert first.text == again.text == "cba" and again.cached and not first.cached
+    assert not other.cached and [c["cached"] for c in log] == [False, True, False]
+    fresh = ServedBackend(None, "fp", lambda: loads.append(1) or inner, GenerationCache(tmp_path))
+    assert fresh.generate("abc", max_tokens=4, stop=("\n",)).cached and not fresh.loaded
+    replay = ReplayBackend(None, "fp", log)
+    assert replay.generate("abc", max_tokens=5, stop=("\n",)).text == "cba"
+    assert log[0]["key"] == generation_key("fp", "abc", 4, ("\n",), None)
