@@ -119,14 +119,19 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
             "scored": scored,
             "failed": len(items) - scored,
             "calls": sum(len(it.get("calls", [])) for it in items),
-            "cached_calls": sum(c.get("cached", False) for it in items for c in it.get("calls", [])),
+            "cached_calls": sum(
+                c.get("cached", False) for it in items for c in it.get("calls", [])
+            ),
         },
         "items": items,
     }
     if judge is not None:
         record["judge"] = judge
     if replay is not None:
-        record["rescore_of"] = {"run_id": replay.get("run_id", ""), "path": config.getoption("rescore")}
+        record["rescore_of"] = {
+            "run_id": replay.get("run_id", ""),
+            "path": config.getoption("rescore"),
+        }
     max_regression = config.getoption("max_regression")
     record.update(
         evaluate(items, state.suites, state.settings.gates, state.baseline, max_regression)

@@ -39,7 +39,9 @@ def test_no_cache_and_cache_dir(toy):
     _, again = run(toy, [], "--no-cache")
     assert again["counts"]["cached_calls"] == 0 and not (toy.path / ".extractbench").exists()
     _, elsewhere = run(toy, [], "--cache-dir", "c2")
-    assert (toy.path / "c2" / "cache.sqlite").is_file() and elsewhere["aggregates"] == plain["aggregates"]
+    assert (toy.path / "c2" / "cache.sqlite").is_file() and elsewhere["aggregates"] == plain[
+        "aggregates"
+    ]
     (toy.path / "c3").write_text("a file, not a folder")
     result, _ = run(toy, [], "--cache-dir", "c3")
     assert result.ret == 4
