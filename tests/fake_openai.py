@@ -1,0 +1,91 @@
+"""A small OpenAI-compatible HTTP server for tests: answers like the fake backend.
+
+``GET /v1/models``, ``POST /v1/completions`` and ``POST /v1/chat/completions``; the first
+``fail_first`` completion requests get a 503 (then 429) answer with ``Retry-After: 0`` so
+the client's retries are exercised. Runs in a thread of the test process.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from fixtures.models.fake import FakeBackend
+
+MODEL_ID = "fake-served"
+
+
+class FakeOpenAIServer:
+    """Start with :meth:`start`, stop with :meth:`stop`; ``url`` ends in ``/v1``."""
+
+    def __init__(self, fail_first: int = 0) -> None:
+        self.fail_first = fail_first
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._fake = FakeBackend()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _send(self, status: int, body: dict[str, Any]) -> None:
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("Retry-After", "0")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802
+                if self.path.rstrip("/") == "/v1/models":
+                    self._send(200, {"object": "list", "data": [
+                        {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "tests"}
+                    ]})  # fmt: skip
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server._lock:
+                    server.requests.append({"path": self.path, **body})
+                    failing = len(server.requests) <= server.fail_first
+                if failing:
+                    status = 503 if len(server.requests) % 2 else 429
+                    self._send(status, {"error": {"message": "busy", "type": "overloaded"}})
+                    return
+                if body.get("model") != MODEL_ID:
+                    self._send(404, {"error": {"message": f"model {body.get('model')} not found"}})
+                    return
+                chat = self.path.endswith("/chat/completions")
+                prompt = body["messages"][-1]["content"] if chat else body["prompt"]
+                gen = server._fake.generate(
+                    prompt, max_tokens=body.get("max_tokens", 16), stop=body.get("stop") or ()
+                )
+                choice: dict[str, Any] = {"index": 0, "finish_reason": "stop"}
+                if chat:
+                    choice["message"] = {"role": "assistant", "content": gen.text}
+                else:
+                    choice["text"] = gen.text
+                self._send(200, {
+                    "id": "x", "object": "chat.completion" if chat else "text_completion",
+                    "created": 0, "model": MODEL_ID, "choices": [choice],
+                    "usage": {"prompt_tokens": gen.prompt_tokens,
+                              "completion_tokens": gen.completion_tokens,
+                              "total_tokens": gen.prompt_tokens + gen.completion_tokens},
+                })  # fmt: skip
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    def start(self) -> FakeOpenAIServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()

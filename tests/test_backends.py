@@ -1,0 +1,134 @@
+"""The openai backend against a fake OpenAI-compatible server, and --serve with the real
+default model: the same black-box plugin checks as the fake backend, with and without -n 2."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fixtures.models.files import default_model_path
+from tests.conftest import read_json
+from tests.fake_openai import MODEL_ID, FakeOpenAIServer
+from tests.test_plugin import MODES, run
+
+
+@pytest.fixture
+def server():
+    fake = FakeOpenAIServer().start()
+    yield fake
+    fake.stop()
+
+
+def openai_run(toy, server, mode, *args):
+    record = toy.path / "openai.json"
+    result = toy.runpytest_subprocess(
+        "--backend", "openai", "--base-url", server.url, "--model-name", MODEL_ID,
+        "--data-dir", "data", "--report-json", str(record), *mode, *args,
+    )  # fmt: skip
+    return result, (read_json(record) if record.exists() else {})
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("chat", [[], ["--chat"]], ids=["completions", "chat"])
+def test_openai_backend_scores_like_the_in_process_fake(toy, server, mode, chat):
+    _, local = run(toy, mode, "--no-cache")
+    result, remote = openai_run(toy, server, mode, "--no-cache", *chat)
+    assert result.ret == 0, result.stdout.str()
+    assert remote["aggregates"] == local["aggregates"]
+    assert remote["model"]["backend"] == "openai" and remote["model"]["path"] == server.url
+    paths = {r["path"] for r in server.requests}
+    assert paths == {"/v1/chat/completions" if chat else "/v1/completions"}
+    assert all(r["temperature"] == 0 and r["seed"] == 0 for r in server.requests)
+
+
+def test_openai_backend_retries_busy_answers(toy):
+    busy = FakeOpenAIServer(fail_first=3).start()
+    try:
+        result, record = openai_run(toy, busy, [], "--no-cache", "--limit", "4")
+    finally:
+        busy.stop()
+    assert result.ret == 0, result.stdout.str()
+    assert record["counts"]["scored"] == 4 and len(busy.requests) == 4 + 3
+
+
+def test_openai_generations_are_cached_by_endpoint_and_model(toy, server):
+    openai_run(toy, server, [], "--limit", "4")
+    first = len(server.requests)
+    result, record = openai_run(toy, server, [], "--limit", "4")
+    assert result.ret == 0 and len(server.requests) == first == 4
+    assert record["counts"]["cached_calls"] == 4
+
+
+def test_unreachable_server_or_unknown_model_is_a_one_line_usage_error(toy, server):
+    result = toy.runpytest_subprocess(
+        "--backend", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model-name", "m"
+    )
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--base-url http://127.0.0.1:9/v1: no OpenAI-compatible server*"])
+    result = toy.runpytest_subprocess(
+        "--backend", "openai", "--base-url", server.url, "--model-name", "gpt-nope"
+    )
+    assert result.ret == 4
+    result.stderr.fnmatch_lines([f"*--model-name gpt-nope: not served by*it serves: {MODEL_ID}*"])
+    result = toy.runpytest_subprocess("--backend", "openai")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--backend openai needs --base-url URL and --model-name NAME*"])
+
+
+def _mapping(path: Path) -> list[int]:
+    """Pids of processes that map ``path`` (llama.cpp mmaps its model file)."""
+    pids = []
+    for maps in Path("/proc").glob("[0-9]*/maps"):
+        try:
+            if str(path) in maps.read_text():
+                pids.append(int(maps.parent.name))
+        except OSError:
+            continue
+    return pids
+
+
+def _server_pids() -> list[int]:
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if b"llama_cpp.server" in cmdline.read_bytes():
+                pids.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return pids
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
+def test_serve_runs_one_model_process_for_two_workers_and_stops_on_ctrl_c(toy):
+    model = default_model_path()
+    before = set(_server_pids())
+    record = toy.path / "served.json"
+    args = [sys.executable, "-m", "pytest", "--serve", "-n", "2", "--no-cache",
+            "--data-dir", "data", "--report-json", str(record), "--toy-delay", "0.5",
+            "-p", "no:cacheprovider"]  # fmt: skip
+    proc = subprocess.Popen(args, cwd=toy.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    mapped: list[int] = []
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        mapped = _mapping(model)
+        if mapped and (toy.path / ".extractbench" / "server.log").exists():
+            time.sleep(3)  # workers are running items now
+            mapped = _mapping(model)
+            break
+        time.sleep(0.5)
+    servers = set(_server_pids()) - before
+    assert len(mapped) == 1 and set(mapped) == servers, (mapped, servers)
+    os.kill(proc.pid, signal.SIGINT)
+    out, _ = proc.communicate(timeout=60)
+    time.sleep(1)
+    assert not (set(_server_pids()) - before), out.decode()[-2000:]
+    stopped = read_json(record)
+    assert stopped["complete"] is False
+    assert stopped["model"]["backend"].startswith("openai (--serve")
+    assert stopped["model"]["sha256"] and stopped["counts"]["scored"] > 0
