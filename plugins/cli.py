@@ -63,7 +63,10 @@ def report(args: argparse.Namespace) -> int:
     if args.summary_md:
         md = Path(args.summary_md)
         md.parent.mkdir(parents=True, exist_ok=True)
-        md.write_text(summary_markdown(record, images, md.parent.resolve()), encoding="utf-8")
+        md.write_text(
+            summary_markdown(record, images, md.parent.resolve(), _suite_lines(record)),
+            encoding="utf-8",
+        )
         print(f"wrote {md}")
     failed = any(g.get("passed") is False for g in record.get("gates", []))
     failed |= any(c["failed"] for c in record.get("baseline", {}).get("comparisons", []))

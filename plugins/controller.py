@@ -321,7 +321,8 @@ class Controller:
             path = Path(md_path)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(
-                summary_markdown(record, state.artifacts, path.parent.resolve()), encoding="utf-8"
+                summary_markdown(record, state.artifacts, path.parent.resolve(), state.extra_lines),
+                encoding="utf-8",
             )
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:

@@ -13,15 +13,27 @@ def _f(x: float | None, digits: int = 4) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
 
 
+def _link(path: Path, relative_to: Path | None) -> str:
+    full = path.resolve()
+    if relative_to and full.is_relative_to(relative_to):
+        return str(full.relative_to(relative_to))
+    return str(path)
+
+
 def summary_markdown(
-    record: Mapping[str, Any], artifacts: Sequence[Path] = (), relative_to: Path | None = None
+    record: Mapping[str, Any],
+    artifacts: Sequence[Path] = (),
+    relative_to: Path | None = None,
+    suite_lines: Sequence[str] = (),
 ) -> str:
-    """Markdown: verdict line, score table, gates, baseline deltas, links to plots.
+    """Markdown: verdict line, score table, gates, baseline deltas, suite tables (as the
+    terminal prints them, in a code block), links to plots.
 
     Args:
         record: the run record.
         artifacts: plot and report files to link.
         relative_to: folder the markdown file lives in (links are made relative to it).
+        suite_lines: the suites' own report lines (Table QA results, MINEA tables).
     """
     gates = record.get("gates", [])
     comparisons = record.get("baseline", {}).get("comparisons", [])
@@ -75,13 +87,11 @@ def summary_markdown(
                 f"[{_f(c['ci_low'])}, {_f(c['ci_high'])}] | {c['n_shared']} | {c['only_current']} / {c['only_baseline']} | "
                 f"{'FAIL: ' if c['failed'] else ''}{c['verdict']} |"
             )
+    if suite_lines:
+        lines += ["", "```", *suite_lines, "```"]
     if artifacts:
         lines += [
             "",
-            "Plots: "
-            + " · ".join(
-                f"[{p.name}]({p.relative_to(relative_to) if relative_to and p.is_relative_to(relative_to) else p})"
-                for p in artifacts
-            ),
+            "Plots: " + " · ".join(f"[{p.name}]({_link(p, relative_to)})" for p in artifacts),
         ]
     return "\n".join(lines) + "\n"

@@ -132,3 +132,20 @@ def test_serve_runs_one_model_process_for_two_workers_and_stops_on_ctrl_c(toy):
     assert stopped["complete"] is False
     assert stopped["model"]["backend"].startswith("openai (--serve")
     assert stopped["model"]["sha256"] and stopped["counts"]["scored"] > 0
+
+
+def test_hf_backend_runs_the_toy_suite_with_the_default_gguf(toy):
+    pytest.importorskip("transformers")
+    pytest.importorskip("torch")
+    record = toy.path / "hf.json"
+    result = toy.runpytest_subprocess(
+        "--backend", "hf", "--data-dir", "data", "--report-json", str(record), "--limit", "4",
+        "-n", "2",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()
+    hf = read_json(record)
+    assert hf["counts"]["scored"] == 4 and hf["model"]["backend"] == "hf"
+    assert hf["model"]["sha256"] and "transformers" in hf["model"]["versions"]
+    assert hf["model"]["fingerprint"].startswith("hf:")
+    applicant = [it for it in hf["items"] if it["meta"]["key"] == "applicant"]
+    assert applicant and all(it["scores"]["accuracy"] == 1.0 for it in applicant)

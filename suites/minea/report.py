@@ -153,11 +153,12 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
         for j in range(len(columns)):
             if not np.isnan(grid[i, j]):
                 ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8)
-    overall = t["minea"]["overall"]
+    overall, label_free = t["minea"]["overall"], t["minea"]["overall_label_free"]
     ax.set_title(
         f"MINEA: share of needles found per type and criterion\n"
-        f"{record.get('model', {}).get('name', '')}, overall MINEA "
-        f"{'-' if overall is None else f'{overall:.3f}'}, {t['minea']['needles']} needles",
+        f"{record.get('model', {}).get('name', '')}, {t['minea']['needles']} needles: overall "
+        f"MINEA {'-' if overall is None else f'{overall:.3f}'}, without llm "
+        f"{'-' if label_free is None else f'{label_free:.3f}'}",
         fontsize=10,
     )
     fig.colorbar(image, ax=ax, label="share of needles found")

@@ -1,0 +1,82 @@
+"""The same GGUF through llama-cpp and hf (transformers): do greedy answers agree?
+
+Runs N FDA items (the suite's ``--limit N`` selection, stratified by key) through both
+backends in this process, one after the other, and prints per backend wall time and
+accuracy, and the share of items whose answers are identical (exactly, and after
+stripping whitespace) and whose containment verdicts agree. Needs the ``hf`` extra. Run:
+
+    python benchmarks/cross_backend.py --items 50 --threads 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from fixtures.data import require_data_dir  # noqa: E402
+from fixtures.models import ModelSpec, load_backend  # noqa: E402
+from fixtures.models.files import default_model_path  # noqa: E402
+from plugins.selection import stratified_limit  # noqa: E402
+from suites.fda.items import load_items  # noqa: E402
+from suites.fda.metrics import containment  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=50)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--data-dir", default=None)
+    args = parser.parse_args()
+    data_dir = require_data_dir(args.data_dir, Path(__file__).resolve().parent.parent)
+    items = stratified_limit(load_items(data_dir).items, args.items, "key")
+    answers: dict[str, list[str]] = {}
+    summary: dict[str, dict[str, float]] = {}
+    for backend in ("llama-cpp", "hf"):
+        spec = ModelSpec(backend, default_model_path(), 0, args.threads, default=True)
+        start = time.perf_counter()
+        model = load_backend(spec, items)
+        loaded = time.perf_counter() - start
+        texts = [
+            model.generate(it.prompt, max_tokens=it.max_tokens, stop=it.stop).text for it in items
+        ]
+        wall = time.perf_counter() - start - loaded
+        answers[backend] = texts
+        summary[backend] = {
+            "load_s": round(loaded, 1),
+            "generate_s": round(wall, 1),
+            "accuracy": round(
+                sum(containment(t, it.reference) for t, it in zip(texts, items, strict=True))
+                / len(items),
+                4,
+            ),
+        }
+        del model
+    a, b = answers["llama-cpp"], answers["hf"]
+    verdicts = [
+        containment(x, it.reference) == containment(y, it.reference)
+        for x, y, it in zip(a, b, items, strict=True)
+    ]
+    result = {
+        "items": len(items),
+        "backends": summary,
+        "identical_answers": round(sum(x == y for x, y in zip(a, b, strict=True)) / len(items), 4),
+        "identical_after_strip": round(
+            sum(x.strip() == y.strip() for x, y in zip(a, b, strict=True)) / len(items), 4
+        ),
+        "same_verdict": round(sum(verdicts) / len(items), 4),
+        "differences": [
+            {"id": it.id, "llama-cpp": x, "hf": y}
+            for x, y, it in zip(a, b, items, strict=True)
+            if x.strip() != y.strip()
+        ][:10],
+    }
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,189 @@
+"""FDA on the default model, side by side: ours in process, ours with --serve,
+lm-evaluation-harness, and the lower bound. Needs ``pip install lm-eval`` (with torch's
+CPU build installed first) and the ``serve`` extra.
+
+1. ours in process: ``pytest suites/fda -n WORKERS --limit N --no-cache`` (grouped).
+2. ours with ``--serve``: the same with one llama-cpp-python server for all workers.
+3. lm-evaluation-harness: its ``fda`` task class (lm_eval/tasks/fda/task.py) with its
+   dataset pointed at a local JSON file of the same N items (``text`` = our prompt,
+   ``value`` = our reference), model ``local-completions`` against a llama-cpp-python
+   server of the same GGUF (``num_concurrent`` = WORKERS).
+4. the lower bound: unique prompt tokens / measured prefill rate + generated tokens /
+   measured decode rate, both measured in process with all cores.
+
+Prints wall time, items/s and accuracy of each, and the agreement of ours and
+lm-evaluation-harness's generations. Run:
+
+    python benchmarks/lm_eval_compare.py --items 200 --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from fixtures.data import require_data_dir  # noqa: E402
+from fixtures.models.files import default_model_path  # noqa: E402
+from fixtures.models.serve import MODEL_ALIAS, start_server  # noqa: E402
+from plugins.selection import stratified_limit  # noqa: E402
+from suites.fda.items import load_items  # noqa: E402
+from suites.fda.metrics import containment  # noqa: E402
+
+
+def ours(args: argparse.Namespace, out: Path, *extra: str) -> dict:
+    command = [
+        sys.executable, "-m", "pytest", "suites/fda", "-n", str(args.workers), "--limit",
+        str(args.items), "--no-cache", "-q", "-p", "no:cacheprovider", "--report-json", str(out),
+        *extra,
+    ]  # fmt: skip
+    if args.data_dir:
+        command += ["--data-dir", args.data_dir]
+    start = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, check=False, capture_output=True)
+    wall = time.perf_counter() - start
+    record = json.loads(out.read_text())
+    return {
+        "wall_s": round(wall, 1),
+        "items_per_s": round(args.items / wall, 3),
+        "accuracy": record["aggregates"]["fda/accuracy"]["mean"],
+        "predictions": {it["id"]: it["prediction"] for it in record["items"]},
+        "completion_tokens": sum(it["tokens"].get("completion", 0) for it in record["items"]),
+    }
+
+
+def lm_eval_run(args: argparse.Namespace, items: list, folder: Path) -> dict:
+    import datasets
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks.fda.task import FDA
+
+    data = folder / "fda-items.json"
+    data.write_text(
+        json.dumps([{"id": it.id, "text": it.prompt, "value": it.reference} for it in items])
+    )
+
+    class LocalFDA(FDA):
+        """lm-eval's FDA task, its dataset read from our items instead of the hub."""
+
+        def download(self, *unused, **kwargs):  # noqa: ANN002, ANN003
+            self.dataset = datasets.load_dataset("json", data_files={"validation": str(data)})
+
+    start = time.perf_counter()
+    server = start_server(
+        default_model_path(), n_ctx=4096, n_threads=os.cpu_count() or 1, slots=1, seed=0,
+        log=folder / "server.log",
+    )  # fmt: skip
+    try:
+        results = simple_evaluate(
+            model="local-completions",
+            model_args={
+                "base_url": f"{server.url}/completions",
+                "model": MODEL_ALIAS,
+                "tokenizer_backend": None,
+                "tokenized_requests": False,
+                "num_concurrent": args.workers,
+                "max_retries": 3,
+            },
+            tasks=[LocalFDA()],
+            log_samples=True,
+            bootstrap_iters=0,
+            gen_kwargs={"seed": 0},
+        )
+    finally:
+        server.stop()
+    wall = time.perf_counter() - start
+    samples = results["samples"]["fda"]
+    return {
+        "wall_s": round(wall, 1),
+        "items_per_s": round(len(items) / wall, 3),
+        "accuracy": results["results"]["fda"]["contains,none"],
+        "predictions": {s["doc"]["id"]: s["resps"][0][0] for s in samples},
+    }
+
+
+def lower_bound(items: list, completion_tokens: int) -> dict:
+    from llama_cpp import Llama
+
+    llm = Llama(str(default_model_path()), n_ctx=4096, n_threads=os.cpu_count() or 1,
+                n_threads_batch=os.cpu_count() or 1, n_batch=512, verbose=False)  # fmt: skip
+    tokens = llm.tokenize(items[0].prompt.encode(), add_bos=True)[:1900]
+    llm.reset()
+    start = time.perf_counter()
+    llm.eval(tokens)
+    prefill = len(tokens) / (time.perf_counter() - start)
+    start = time.perf_counter()
+    for _ in range(64):
+        llm.eval([tokens[-1]])
+    decode = 64 / (time.perf_counter() - start)
+    prefixes = {it.group: it.prefix for it in items}
+    unique = sum(len(llm.tokenize(p.encode(), add_bos=True)) for p in prefixes.values())
+    unique += sum(len(llm.tokenize(it.suffix.encode(), add_bos=False)) for it in items)
+    seconds = unique / prefill + completion_tokens / decode
+    return {
+        "prefill_tok_s": round(prefill, 1),
+        "decode_tok_s": round(decode, 1),
+        "unique_prompt_tokens": unique,
+        "generated_tokens": completion_tokens,
+        "wall_s": round(seconds, 1),
+        "items_per_s": round(len(items) / seconds, 3),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--out", default=None, help="also write the result JSON here")
+    args = parser.parse_args()
+    data_dir = require_data_dir(args.data_dir, ROOT)
+    items = stratified_limit(load_items(data_dir).items, args.items, "key")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        runs = {
+            "ours_in_process": ours(args, folder / "ours.json"),
+            "ours_serve": ours(args, folder / "serve.json", "--serve"),
+            "lm_eval": lm_eval_run(args, items, folder),
+        }
+    runs["lower_bound"] = lower_bound(items, runs["ours_in_process"]["completion_tokens"])
+    ours_pred = runs["ours_in_process"]["predictions"]
+    lm_pred = runs["lm_eval"]["predictions"]
+    shared = sorted(set(ours_pred) & set(lm_pred))
+    same = [i for i in shared if ours_pred[i] == lm_pred[i]]
+    refs = {it.id: it.reference for it in items}
+    result = {
+        "items": len(items),
+        "workers": args.workers,
+        "stripped_prompts_differ": sum(it.prompt != it.prompt.strip() for it in items),
+        **{
+            name: {k: v for k, v in run.items() if k not in ("predictions",)}
+            for name, run in runs.items()
+        },
+        "identical_generations_ours_vs_lm_eval": f"{len(same)}/{len(shared)}",
+        "accuracy_on_identical_generations": {
+            "ours": sum(containment(ours_pred[i], refs[i]) for i in same) / max(1, len(same)),
+            "lm_eval": sum(containment(lm_pred[i], refs[i]) for i in same) / max(1, len(same)),
+        },
+        "speedup_ours_vs_lm_eval": round(
+            runs["lm_eval"]["wall_s"] / runs["ours_in_process"]["wall_s"], 2
+        ),
+        "ours_vs_lower_bound": round(
+            runs["ours_in_process"]["wall_s"] / runs["lower_bound"]["wall_s"], 2
+        ),
+    }
+    text = json.dumps(result, indent=1)
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text)
+
+
+if __name__ == "__main__":
+    main()
