@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from fixtures.data import require_data_dir  # noqa: E402
 from fixtures.models.files import default_model_path  # noqa: E402
+from fixtures.models.openai_backend import LLAMA_CPP_GREEDY  # noqa: E402
 from fixtures.models.serve import MODEL_ALIAS, start_server  # noqa: E402
 from plugins.selection import stratified_limit  # noqa: E402
 from suites.fda.items import load_items  # noqa: E402
@@ -71,10 +72,18 @@ def lm_eval_run(args: argparse.Namespace, items: list, folder: Path) -> dict:
     )
 
     class LocalFDA(FDA):
-        """lm-eval's FDA task, its dataset read from our items instead of the hub."""
+        """lm-eval's FDA task, its dataset read from our items instead of the hub, and its
+        requests asking the llama.cpp server for plain greedy decoding (the server's
+        default repeat_penalty is 1.1 even at temperature 0)."""
 
         def download(self, *unused, **kwargs):  # noqa: ANN002, ANN003
             self.dataset = datasets.load_dataset("json", data_files={"validation": str(data)})
+
+        def construct_requests(self, doc, ctx, **kwargs):  # noqa: ANN001, ANN003
+            requests = super().construct_requests(doc, ctx, **kwargs)
+            for request in requests:
+                request.arguments[1].update(LLAMA_CPP_GREEDY)
+            return requests
 
     start = time.perf_counter()
     server = start_server(
@@ -95,16 +104,16 @@ def lm_eval_run(args: argparse.Namespace, items: list, folder: Path) -> dict:
             tasks=[LocalFDA()],
             log_samples=True,
             bootstrap_iters=0,
-            gen_kwargs={"seed": 0},
         )
     finally:
         server.stop()
     wall = time.perf_counter() - start
-    samples = results["samples"]["fda"]
+    (samples,) = results["samples"].values()  # the one task
+    (scores,) = results["results"].values()
     return {
         "wall_s": round(wall, 1),
         "items_per_s": round(len(items) / wall, 3),
-        "accuracy": results["results"]["fda"]["contains,none"],
+        "accuracy": scores["contains,none"],
         "predictions": {s["doc"]["id"]: s["resps"][0][0] for s in samples},
     }
 
@@ -172,6 +181,11 @@ def main() -> None:
             "ours": sum(containment(ours_pred[i], refs[i]) for i in same) / max(1, len(same)),
             "lm_eval": sum(containment(lm_pred[i], refs[i]) for i in same) / max(1, len(same)),
         },
+        "differing_generations": [
+            {"id": i, "ours": ours_pred[i], "lm_eval": lm_pred[i]}
+            for i in shared
+            if ours_pred[i] != lm_pred[i]
+        ][:5],
         "speedup_ours_vs_lm_eval": round(
             runs["lm_eval"]["wall_s"] / runs["ours_in_process"]["wall_s"], 2
         ),
