@@ -147,5 +147,10 @@ def test_hf_backend_runs_the_toy_suite_with_the_default_gguf(toy):
     assert hf["counts"]["scored"] == 4 and hf["model"]["backend"] == "hf"
     assert hf["model"]["sha256"] and "transformers" in hf["model"]["versions"]
     assert hf["model"]["fingerprint"].startswith("hf:")
-    applicant = [it for it in hf["items"] if it["meta"]["key"] == "applicant"]
-    assert applicant and all(it["scores"]["accuracy"] == 1.0 for it in applicant)
+    # The 270M model's answers are not asserted (they are often wrong); what the backend
+    # owes the suite is: text cut at the stop sequence, real token counts, greedy length cap.
+    for it in hf["items"]:
+        assert it["prediction"].strip() and "\n" not in it["prediction"], it
+        assert 1 <= it["tokens"]["completion"] <= 8 and 10 <= it["tokens"]["prompt"] <= 40, it
+        contained = it["reference"].lower() in it["prediction"].lower()
+        assert it["scores"]["accuracy"] == float(contained)
