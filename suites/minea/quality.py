@@ -3,9 +3,10 @@
 Adopted from SUSWIR (Foysal and Boeck 2023) as the paper describes, the extraction being a
 summary of the document:
 
-- ``semantic_similarity`` (up): mean of TF-IDF cosine similarity and latent semantic
-  (LSA) similarity between the document and the extraction text. TF-IDF and a truncated
-  SVD are fitted on the sentences of both (scikit-learn). No sentence encoder is used.
+- ``semantic_similarity`` (up): "combines latent semantic similarity and cosine
+  similarity" (Appendix A): the mean of the LSA cosine (TF-IDF and a truncated SVD fitted
+  on the sentences of both texts, scikit-learn) and the embedding cosine of the sentence
+  encoder all-MiniLM-L6-v2 (``encoder``) or, without it, the TF-IDF cosine.
 - ``relevance`` (up): METEOR without chunk penalty (nltk, ``gamma=0``) of each piece's
   extraction against the piece, averaged over pieces. Needs nltk's WordNet data; where it
   is absent the score is None (not computed).
@@ -68,8 +69,15 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> float:
     return float(a @ b) / (na * nb) if na and nb else 0.0
 
 
-def semantic_similarity(document: str, summary: str) -> float | None:
-    """Mean of TF-IDF cosine and LSA cosine of ``summary`` to ``document``, in [0, 1].
+def semantic_similarity(document: str, summary: str, encoder: Any = None) -> float | None:
+    """Mean of a cosine similarity and the LSA cosine of ``summary`` to ``document``, in
+    [0, 1], rounded to 6 decimals (so thread counts cannot change a run's aggregates).
+
+    Args:
+        document, summary: the texts.
+        encoder: a sentence encoder (:func:`suites.minea.encoder.load_encoder`); its
+            embedding cosine (:func:`~suites.minea.encoder.embed_document`, clipped at 0)
+            replaces the TF-IDF cosine.
 
     Returns None when either text has no words.
     """
@@ -84,12 +92,18 @@ def semantic_similarity(document: str, summary: str) -> float | None:
     tfidf = _cosine(pair[0].toarray()[0], pair[1].toarray()[0])
     matrix = vectorizer.transform(corpus)
     components = min(100, matrix.shape[0] - 1, matrix.shape[1] - 1)
+    cosine = tfidf
+    if encoder is not None:
+        from suites.minea.encoder import embed_document
+
+        a, b = embed_document(encoder, document), embed_document(encoder, summary)
+        cosine = max(0.0, float(a @ b)) if a is not None and b is not None else 0.0
     if components < 1:
-        return tfidf
+        return round(cosine, 6)
     svd = TruncatedSVD(n_components=components, random_state=0).fit(matrix)
     reduced = svd.transform(pair)
     lsa = max(0.0, _cosine(reduced[0], reduced[1]))
-    return (tfidf + lsa) / 2
+    return round((cosine + lsa) / 2, 6)
 
 
 def meteor_available() -> bool:
@@ -191,9 +205,11 @@ def quality_scores(
     schema: Schema,
     iterations: int,
     wordnet: Any = None,
+    encoder: Any = None,
 ) -> dict[str, float | None]:
     """Every score of :data:`QUALITY_METRICS` for the entities of calls with iteration
-    <= ``iterations`` (one column of Table 2)."""
+    <= ``iterations`` (one column of Table 2); ``encoder`` as in
+    :func:`semantic_similarity`."""
     entities = extraction.snapshot(iterations)
     texts = [entity_text(dict(e)) for e in entities]
     per_piece = [
@@ -210,7 +226,9 @@ def quality_scores(
     ]
     known = [v for v in per_piece if v is not None]
     return {
-        "semantic_similarity": semantic_similarity(document, "\n".join(texts)) if texts else None,
+        "semantic_similarity": (
+            semantic_similarity(document, "\n".join(texts), encoder) if texts else None
+        ),
         "relevance": (sum(known) / len(known)) if known and len(known) == len(per_piece) else None,
         "relevance_spread": relevance_spread(per_piece),
         "redundancy_avoidance_0.2": redundancy_avoidance(texts, 0.2),
