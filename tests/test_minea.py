@@ -142,6 +142,31 @@ def test_judge_sees_the_most_similar_candidates_first():
     assert len(listed) == 3 and "GRIX" in listed[0]
 
 
+PAPER_TABLE_3 = {  # type: (MINEA, needles), paper Table 3
+    "Person": (0.884, 69), "Project": (0.702, 47), "Product": (0.750, 52),
+    "Substance": (0.822, 45), "Thing": (0.739, 46), "BioChemEntity": (0.674, 43),
+    "MedicalCondition": (0.636, 44), "Legislation": (0.942, 52), "Event": (0.915, 47),
+    "OpportunityArea": (0.671, 73), "Insight": (0.747, 91), "Organization": (0.907, 43),
+    "Place": (0.767, 43),
+}  # fmt: skip
+
+
+def test_overall_minea_of_table_3_is_the_needle_weighted_mean():
+    rows = []
+    for kind, (share, needles) in PAPER_TABLE_3.items():
+        found = round(share * needles)
+        for i in range(needles):
+            hit = int(i < found)
+            rows.append({"type": kind, "hits": {"n": 0, "ns": hit, "k0.5": 0, "k0.6": 0,
+                                                "k0.7": 0, "llm": hit}})  # fmt: skip
+    scores = minea_scores(criteria_table(rows))
+    assert {k: round(v["minea"], 3) for k, v in scores["per_type"].items()} == {
+        k: v[0] for k, v in PAPER_TABLE_3.items()
+    }
+    assert sum(v["needles"] for v in scores["per_type"].values()) == 695
+    assert round(scores["overall"], 3) == 0.780  # the paper's "overall 0.780 695"
+
+
 def test_minea_is_max_over_criteria_and_overall_is_needle_weighted():
     rows = [
         {"type": "Person", "hits": {"n": 1, "ns": 1, "k0.5": 0, "k0.6": 0, "k0.7": 0, "llm": 1}},
