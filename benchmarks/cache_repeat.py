@@ -57,6 +57,9 @@ def main() -> None:
         proc = subprocess.Popen(
             command(args, folder / "c2", folder / "r3.json"),
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            # a shell's background job ignores SIGINT, and children inherit that: give
+            # pytest the default disposition so it turns SIGINT into KeyboardInterrupt
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )  # fmt: skip
         time.sleep(args.stop_after)
         proc.send_signal(signal.SIGINT)

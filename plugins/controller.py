@@ -90,6 +90,8 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
     """The run record of the items finished so far (a JSON-safe dict)."""
     items = [state.items[key] for key in sorted(state.items)]
     expected = sum(info.get("items_selected", 0) for info in state.suites.values())
+    if not state.suites:  # -n, interrupted before any worker handed its suites over
+        expected = state.collected
     spec = config.stash[MODEL_SPEC_KEY]
     replay = config.stash.get(REPLAY_KEY, None)
     judge: dict[str, Any] | None = None
@@ -235,6 +237,10 @@ class Controller:
         entry = getattr(report, "extractbench_item", None)
         if entry is not None and (entry["id"] not in self.state.items or report.failed):
             self.state.items[entry["id"]] = entry
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.state.collected = len(ids)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

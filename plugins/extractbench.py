@@ -239,6 +239,22 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     )
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """After ``-k``, ``-m`` and ``--deselect``: the items each suite will really run."""
+    state = session.config.stash.get(STATE_KEY, None)
+    if state is None or not state.suites:
+        return
+    running = dict.fromkeys(state.suites, 0)
+    for item in session.items:
+        callspec = getattr(item, "callspec", None)
+        bench_item = callspec.params.get("bench_item") if callspec else None
+        if isinstance(bench_item, Item):
+            name = bench_item.suite
+            running[name] = running.get(name, 0) + 1
+    for name, info in state.suites.items():
+        info["items_selected"] = running[name]
+
+
 @pytest.fixture
 def score(request: pytest.FixtureRequest) -> Generator[ItemRecorder, None, None]:
     """Record named metric values for the current item: ``score("accuracy", 1.0)``.

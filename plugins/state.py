@@ -27,6 +27,7 @@ class RunState:
     loaded: dict[str, SuiteData] = field(default_factory=dict)
     suites: dict[str, dict[str, Any]] = field(default_factory=dict)
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
+    collected: int = 0  # items a worker collected (xdist controller; before suites arrive)
     baseline: dict[str, Any] | None = None
     record: dict[str, Any] | None = None
     extra_lines: list[str] = field(default_factory=list)

@@ -214,8 +214,19 @@ def test_sigint_leaves_a_record_of_finished_items(toy, mode):
     assert data["complete"] is False
     assert data["counts"]["scored"] < 24  # under load the workers may not have finished one yet
     assert data["counts"]["scored"] == len(data["items"])
+    if data["counts"]["scored"]:  # collection had finished: the record knows the run's size
+        assert data["counts"]["expected"] == 24
     assert all(it["outcome"] == "passed" for it in data["items"])
     assert all(g["passed"] is None for g in data["gates"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_k_selection_is_a_complete_run_of_the_selected_items(toy, mode):
+    result, record = run(toy, mode, "-k", "d1/ or d2/")
+    assert result.ret == 0, result.stdout.str()
+    assert record["counts"]["scored"] == record["counts"]["expected"] == 8
+    assert record["complete"] is True and record["suites"]["toy"]["items_selected"] == 8
+    result.stdout.fnmatch_lines(["*items: 8 scored, 0 failed, of 8 selected*"])
 
 
 @pytest.mark.parametrize("mode", MODES)
