@@ -86,7 +86,7 @@ def ours(args: argparse.Namespace, out: Path, *extra: str) -> dict:
     }
 
 
-def lm_eval_run(args: argparse.Namespace, items: list, folder: Path) -> dict:
+def lm_eval_run(args: argparse.Namespace, items: list, folder: Path, concurrent: int) -> dict:
     import datasets
     from lm_eval import simple_evaluate
     from lm_eval.tasks.fda.task import FDA
@@ -123,7 +123,7 @@ def lm_eval_run(args: argparse.Namespace, items: list, folder: Path) -> dict:
                 "model": MODEL_ALIAS,
                 "tokenizer_backend": None,
                 "tokenized_requests": False,
-                "num_concurrent": args.workers,
+                "num_concurrent": concurrent,
                 "max_retries": 3,
             },
             tasks=[LocalFDA()],
@@ -177,20 +177,29 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--data-dir", default=None)
     parser.add_argument(
+        "--lm-eval-concurrent", type=lambda t: [int(x) for x in t.split(",")], default=None,
+        help="lm-eval num_concurrent values to run, e.g. 1,2 (default: --workers); the "
+        "fastest is the one compared",
+    )  # fmt: skip
+    parser.add_argument(
         "--select", choices=("stratified", "groups"), default="stratified",
         help="stratified: --limit over keys; groups: whole chunks (all their keys)",
     )  # fmt: skip
     parser.add_argument("--out", default=None, help="also write the result JSON here")
     args = parser.parse_args()
     data_dir = require_data_dir(args.data_dir, ROOT)
+    args.lm_eval_concurrent = args.lm_eval_concurrent or [args.workers]
     items, args.selection = select(load_items(data_dir).items, args.items, args.select)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         runs = {
             "ours_in_process": ours(args, folder / "ours.json"),
             "ours_serve": ours(args, folder / "serve.json", "--serve"),
-            "lm_eval": lm_eval_run(args, items, folder),
         }
+        for concurrent in args.lm_eval_concurrent:
+            runs[f"lm_eval_concurrent_{concurrent}"] = lm_eval_run(args, items, folder, concurrent)
+    fastest = min((k for k in runs if k.startswith("lm_eval")), key=lambda k: runs[k]["wall_s"])
+    runs["lm_eval"] = runs[fastest]
     runs["lower_bound"] = lower_bound(items, runs["ours_in_process"]["completion_tokens"])
     ours_pred = runs["ours_in_process"]["predictions"]
     lm_pred = runs["lm_eval"]["predictions"]
@@ -205,7 +214,9 @@ def main() -> None:
         **{
             name: {k: v for k, v in run.items() if k not in ("predictions",)}
             for name, run in runs.items()
+            if name != "lm_eval"
         },
+        "lm_eval_compared": fastest,
         "identical_generations_ours_vs_lm_eval": f"{len(same)}/{len(shared)}",
         "accuracy_on_identical_generations": {
             "ours": sum(containment(ours_pred[i], refs[i]) for i in same) / max(1, len(same)),
