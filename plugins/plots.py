@@ -1,4 +1,5 @@
-"""Plots of a run record (matplotlib, PNG): metric means with CIs and breakdown bars."""
+"""Plots of a run record (matplotlib, PNG): metric means with CIs, breakdown bars and the
+distribution of item scores per suite."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["metric_plots"]
+__all__ = ["metric_plots", "distribution_plot"]
 
 MAX_LEVELS = 40  # a breakdown with more levels (e.g. table rows) is left to suite reports
+MAX_PANELS = 12  # metrics per distribution figure
 
 
 def _pyplot() -> Any:
@@ -42,7 +44,8 @@ def _bars(ax: Any, labels: list[str], stats: list[Mapping[str, Any]], title: str
 def metric_plots(record: Mapping[str, Any], folder: Path, stem: str) -> list[Path]:
     """One PNG of every metric's mean and CI, and one per suite/metric breakdown.
 
-    Files: ``<stem>-metrics.png`` and ``<stem>-<suite>-<metric>-by-<attr>.png`` (first
+    Files: ``<stem>-metrics.png``, ``<stem>-<suite>-distribution.png`` (see
+    :func:`distribution_plot`) and ``<stem>-<suite>-<metric>-by-<attr>.png`` (first
     breakdown attribute only, at most 40 levels).
 
     Returns:
@@ -67,6 +70,9 @@ def metric_plots(record: Mapping[str, Any], folder: Path, stem: str) -> list[Pat
     fig.savefig(path)
     plt.close(fig)
     paths.append(path)
+    for suite in sorted({key.split("/", 1)[0] for key in keys}):
+        written = distribution_plot(record, suite, folder / f"{stem}-{suite}-distribution.png")
+        paths += [written] if written else []
     for key, agg in aggregates.items():
         breakdowns = agg.get("breakdowns") or {}
         if not breakdowns:
@@ -83,3 +89,46 @@ def metric_plots(record: Mapping[str, Any], folder: Path, stem: str) -> list[Pat
         plt.close(fig)
         paths.append(path)
     return paths
+
+
+def distribution_plot(record: Mapping[str, Any], suite: str, path: Path) -> Path | None:
+    """Histograms of the item scores of one suite, one panel per metric (at most 12).
+
+    Scores in [0, 1] go into 10 bins of width 0.1 (a binary metric shows its two bars),
+    others into 10 bins over their range; every panel says n and the mean. Items without
+    a value for a metric (None) are left out of its panel.
+
+    Returns:
+        ``path``, or None when the suite has no item scores.
+    """
+    values: dict[str, list[float]] = {}
+    for item in record.get("items", []):
+        if item.get("suite") != suite:
+            continue
+        for metric, value in (item.get("scores") or {}).items():
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                values.setdefault(metric, []).append(float(value))
+    metrics = sorted(values)[:MAX_PANELS]
+    if not metrics:
+        return None
+    plt = _pyplot()
+    cols = min(3, len(metrics))
+    rows = -(-len(metrics) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.4 * rows + 0.6), dpi=100,
+                             squeeze=False)  # fmt: skip
+    for ax, metric in zip(axes.flat, metrics, strict=False):
+        data = values[metric]
+        unit = all(0.0 <= v <= 1.0 for v in data)
+        bins = [i / 10 for i in range(11)] if unit else 10
+        ax.hist(data, bins=bins, color="#4c72b0", edgecolor="white")
+        ax.set_title(f"{metric} (n={len(data)}, mean {sum(data) / len(data):.3f})", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.set_ylabel("items", fontsize=7)
+    for ax in list(axes.flat)[len(metrics) :]:
+        ax.set_visible(False)
+    fig.suptitle(f"{suite}: distribution of item scores", fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from plugins.plots import distribution_plot
 from tests.conftest import read_json
 
 MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
@@ -283,6 +284,23 @@ def test_html_and_markdown_reports(toy, mode):
     text = md.read_text()
     assert "| toy | accuracy | 0.6250 |" in text and "PASS >= 0.5" in text
     assert any(p.endswith("-metrics.png") for p in rec["artifacts"])
+    assert any(p.endswith("-toy-distribution.png") for p in rec["artifacts"])
+    assert page.count("data:image/png;base64,") >= 3  # means, distribution, by key
+
+
+def test_distribution_plot_histograms_item_scores(tmp_path):
+    from PIL import Image
+
+    items = [
+        {"suite": "s", "scores": {"accuracy": float(i % 2), "length": i / 10, "none": None}}
+        for i in range(10)
+    ] + [{"suite": "other", "scores": {"accuracy": 1.0}}]
+    path = distribution_plot({"items": items}, "s", tmp_path / "d.png")
+    assert path == tmp_path / "d.png"
+    with Image.open(path) as image:  # two panels side by side: accuracy, length
+        assert image.size[0] > image.size[1] > 100
+    assert distribution_plot({"items": items}, "missing", tmp_path / "x.png") is None
+    assert not (tmp_path / "x.png").exists()
 
 
 def test_help_lists_every_option(toy):
