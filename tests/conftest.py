@@ -90,3 +90,14 @@ def toy(pytester: pytest.Pytester) -> pytest.Pytester:
 
 def read_json(path: Path) -> dict:
     return json.loads(Path(path).read_text())
+
+
+def require_installed(*modules: str) -> None:
+    """Skip the test unless every module is installed. Unlike ``pytest.importorskip`` it
+    does not import them: torch and the libraries built on it are used in subprocesses
+    only, since loading them into the test process beside llama.cpp has crashed it."""
+    import importlib.util
+
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    if missing:
+        pytest.skip(f"not installed: {', '.join(missing)}")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.models.files import default_model_path
-from tests.conftest import read_json
+from tests.conftest import read_json, require_installed
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer
 from tests.test_plugin import MODES, run
 
@@ -135,8 +135,9 @@ def test_serve_runs_one_model_process_for_two_workers_and_stops_on_ctrl_c(toy):
 
 
 def test_hf_backend_runs_the_toy_suite_with_the_default_gguf(toy):
-    pytest.importorskip("transformers")
-    pytest.importorskip("torch")
+    require_installed(
+        "transformers", "torch"
+    )  # found, not imported: torch stays out of this process
     record = toy.path / "hf.json"
     result = toy.runpytest_subprocess(
         "--backend", "hf", "--data-dir", "data", "--report-json", str(record), "--limit", "4",

