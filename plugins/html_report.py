@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 
 __all__ = ["summary_html", "page_html", "scores_cell", "item_details"]
 
@@ -57,7 +58,7 @@ def page_html(
     """A whole self-contained page: the aggregate section and every item (for re-rendering)."""
     return _ENV.get_template("page.html.j2").render(
         run_id=record.get("run_id", ""),
-        summary=summary_html(record, images, suite_lines),
+        summary=Markup(summary_html(record, images, suite_lines)),  # rendered, escaped HTML
         items=record.get("items", []),
     )
 

@@ -99,7 +99,11 @@ def test_cli_report_renders_and_gates_on_regression(tmp_path):
         )
         == 1
     )
-    assert "Against baseline" in html.read_text() and "regression" in html.read_text()
+    page = html.read_text()
+    assert "Against baseline" in page and "regression" in page
+    # the aggregate section is markup, not text: headings and tables render
+    assert '<section class="extractbench-summary"' in page and "&lt;section" not in page
+    assert "<h2" in page and "<table" in page
     text = md.read_text()
     assert "| fda/accuracy | 0.6000 | 0.4000 | -0.2000 |" in text and "FAIL: regression" in text
     assert cli_main(["report", str(cur), "--baseline", str(base), "--summary-md", str(md)]) == 0
