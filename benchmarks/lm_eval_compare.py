@@ -20,7 +20,6 @@ lm-evaluation-harness's generations. Run:
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import subprocess
@@ -36,7 +35,7 @@ from fixtures.data import require_data_dir  # noqa: E402
 from fixtures.models.files import default_model_path  # noqa: E402
 from fixtures.models.openai_backend import LLAMA_CPP_GREEDY  # noqa: E402
 from fixtures.models.serve import MODEL_ALIAS, start_server  # noqa: E402
-from plugins.selection import stratified_limit  # noqa: E402
+from plugins.selection import rank, stratified_limit  # noqa: E402
 from suites.fda.items import load_items  # noqa: E402
 from suites.fda.metrics import containment  # noqa: E402
 
@@ -55,7 +54,7 @@ def select(items: list, n: int, how: str) -> tuple[list, list[str]]:
         by_group.setdefault(item.group, []).append(item)
     chosen: list[str] = []
     count = 0
-    for group in sorted(by_group, key=lambda g: hashlib.sha256(g.encode()).hexdigest()):
+    for group in sorted(by_group, key=rank):
         if count >= n:
             break
         chosen.append(group)

@@ -8,7 +8,7 @@ from typing import Any
 
 from plugins.stats import estimate
 
-__all__ = ["aggregate"]
+__all__ = ["aggregate", "metric_values"]
 
 
 def _estimate_dict(values: list[float]) -> dict[str, Any]:
@@ -29,6 +29,23 @@ def _level_order(level: str) -> tuple[int, float, str]:
         return (1, 0.0, level)
 
 
+def metric_values(
+    items: Iterable[Mapping[str, Any]],
+) -> dict[str, list[tuple[str, float, Mapping[str, Any]]]]:
+    """Item values per ``suite/metric``: ``[(item id, value, meta), ...]`` sorted by item
+    id (so nothing depends on the order items finished in). The suite is the id's first
+    segment; None and absent scores are left out."""
+    values: dict[str, list[tuple[str, float, Mapping[str, Any]]]] = defaultdict(list)
+    for record in items:
+        suite = record["id"].split("/", 1)[0]
+        for metric, value in record.get("scores", {}).items():
+            if value is not None:
+                values[f"{suite}/{metric}"].append(
+                    (record["id"], float(value), record.get("meta", {}))
+                )
+    return {key: sorted(rows, key=lambda row: row[0]) for key, rows in values.items()}
+
+
 def aggregate(
     items: Iterable[Mapping[str, Any]], breakdowns: Mapping[str, Sequence[str]]
 ) -> dict[str, dict[str, Any]]:
@@ -47,18 +64,10 @@ def aggregate(
         estimating, so the result does not depend on the order items finished in
         (identical with and without xdist).
     """
-    values: dict[str, list[tuple[str, float, Mapping[str, Any]]]] = defaultdict(list)
-    for record in items:
-        suite = record["id"].split("/", 1)[0]
-        for metric, value in record.get("scores", {}).items():
-            if value is not None:
-                values[f"{suite}/{metric}"].append(
-                    (record["id"], float(value), record.get("meta", {}))
-                )
-
+    values = metric_values(items)
     result: dict[str, dict[str, Any]] = {}
     for key in sorted(values):
-        rows = sorted(values[key], key=lambda row: row[0])
+        rows = values[key]
         entry = _estimate_dict([v for _, v, _ in rows])
         attrs = breakdowns.get(key.split("/", 1)[0], ())
         if attrs:

@@ -249,8 +249,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         callspec = getattr(item, "callspec", None)
         bench_item = callspec.params.get("bench_item") if callspec else None
         if isinstance(bench_item, Item):
-            name = bench_item.suite
-            running[name] = running.get(name, 0) + 1
+            running[bench_item.suite] += 1
     for name, info in state.suites.items():
         info["items_selected"] = running[name]
 

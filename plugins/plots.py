@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from plugins.aggregate import metric_values
+
 __all__ = ["metric_plots", "distribution_plot"]
 
 MAX_LEVELS = 40  # a breakdown with more levels (e.g. table rows) is left to suite reports
@@ -95,19 +97,18 @@ def distribution_plot(record: Mapping[str, Any], suite: str, path: Path) -> Path
     """Histograms of the item scores of one suite, one panel per metric (at most 12).
 
     Scores in [0, 1] go into 10 bins of width 0.1 (a binary metric shows its two bars),
-    others into 10 bins over their range; every panel says n and the mean. Items without
-    a value for a metric (None) are left out of its panel.
+    others into 10 bins over their range; every panel says n and the mean. The values are
+    those the aggregates are computed from (:func:`plugins.aggregate.metric_values`).
 
     Returns:
         ``path``, or None when the suite has no item scores.
     """
-    values: dict[str, list[float]] = {}
-    for item in record.get("items", []):
-        if item.get("suite") != suite:
-            continue
-        for metric, value in (item.get("scores") or {}).items():
-            if isinstance(value, int | float) and not isinstance(value, bool):
-                values.setdefault(metric, []).append(float(value))
+    prefix = f"{suite}/"
+    values = {
+        key[len(prefix) :]: [v for _, v, _ in rows]
+        for key, rows in metric_values(record.get("items", [])).items()
+        if key.startswith(prefix)
+    }
     metrics = sorted(values)[:MAX_PANELS]
     if not metrics:
         return None

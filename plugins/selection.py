@@ -8,10 +8,11 @@ from collections.abc import Sequence
 
 from suites.item import Item
 
-__all__ = ["stratified_limit"]
+__all__ = ["stratified_limit", "rank"]
 
 
-def _rank(item_id: str) -> str:
+def rank(item_id: str) -> str:
+    """The order key of an id for selections: its SHA-256 hex digest (machine-independent)."""
     return hashlib.sha256(item_id.encode("utf-8")).hexdigest()
 
 
@@ -40,7 +41,7 @@ def stratified_limit(items: Sequence[Item], limit: int, by: str | None) -> list[
     strata: dict[str, list[Item]] = defaultdict(list)
     for item in items:
         strata[str(item.meta.get(by)) if by else ""].append(item)
-    queues = [sorted(strata[key], key=lambda it: _rank(it.id)) for key in sorted(strata)]
+    queues = [sorted(strata[key], key=lambda it: rank(it.id)) for key in sorted(strata)]
     chosen: set[str] = set()
     round_ = 0
     while len(chosen) < limit:

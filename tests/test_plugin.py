@@ -292,9 +292,9 @@ def test_distribution_plot_histograms_item_scores(tmp_path):
     from PIL import Image
 
     items = [
-        {"suite": "s", "scores": {"accuracy": float(i % 2), "length": i / 10, "none": None}}
+        {"id": f"s/{i}", "scores": {"accuracy": float(i % 2), "length": i / 10, "none": None}}
         for i in range(10)
-    ] + [{"suite": "other", "scores": {"accuracy": 1.0}}]
+    ] + [{"id": "other/0", "scores": {"accuracy": 1.0}}]
     path = distribution_plot({"items": items}, "s", tmp_path / "d.png")
     assert path == tmp_path / "d.png"
     with Image.open(path) as image:  # two panels side by side: accuracy, length

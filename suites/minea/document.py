@@ -86,7 +86,7 @@ def evaluate_document(
         context_tokens=options["context_tokens"],
         reextract=options["lost_in_the_middle"],
     )
-    encoder = load_encoder() if options.get("encoder") == "minilm" else None
+    encoder = load_encoder() if options["encoder"] == "minilm" else None
     entities = [e for _, _, e in extraction.entities]
     needles = [Needle.from_json(n, item.id) for n in item.meta["needles"]]
     rows: list[dict[str, Any]] = []

