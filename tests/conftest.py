@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -101,3 +103,13 @@ def require_installed(*modules: str) -> None:
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
     if missing:
         pytest.skip(f"not installed: {', '.join(missing)}")
+
+
+def interruptible(args: list[str], cwd: Path, **kwargs: object) -> subprocess.Popen:
+    """``subprocess.Popen`` for a pytest run a test will stop with SIGINT. The child gets
+    SIGINT's default disposition: a test run started as a shell's background job ignores
+    SIGINT and its children would inherit that, so Ctrl-C would never reach them."""
+    return subprocess.Popen(
+        args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kwargs,
+    )  # fmt: skip

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -13,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.models.files import default_model_path
-from tests.conftest import read_json, require_installed
+from tests.conftest import interruptible, read_json, require_installed
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer
 from tests.test_plugin import MODES, run
 
@@ -112,7 +111,7 @@ def test_serve_runs_one_model_process_for_two_workers_and_stops_on_ctrl_c(toy):
     args = [sys.executable, "-m", "pytest", "--serve", "-n", "2", "--no-cache",
             "--data-dir", "data", "--report-json", str(record), "--toy-delay", "0.5",
             "-p", "no:cacheprovider"]  # fmt: skip
-    proc = subprocess.Popen(args, cwd=toy.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = interruptible(args, toy.path)
     mapped: list[int] = []
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:

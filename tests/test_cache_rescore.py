@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-import subprocess
 import sys
 import time
 
@@ -14,7 +13,7 @@ import pytest
 from fixtures.models.base import Generation
 from fixtures.models.cache import GenerationCache, generation_key
 from fixtures.models.wrappers import CALL_LOG, ReplayBackend, ServedBackend
-from tests.conftest import read_json
+from tests.conftest import interruptible, read_json
 from tests.test_plugin import MODES, run
 
 
@@ -52,7 +51,7 @@ def test_a_run_stopped_with_ctrl_c_resumes_from_the_cache(toy):
     record = toy.path / "record.json"
     args = [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data",
             "--report-json", str(record), "--toy-delay", "0.4", "-p", "no:cacheprovider"]  # fmt: skip
-    proc = subprocess.Popen(args, cwd=toy.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = interruptible(args, toy.path)
     time.sleep(6)
     os.kill(proc.pid, signal.SIGINT)
     proc.communicate(timeout=60)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -12,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from plugins.plots import distribution_plot
-from tests.conftest import read_json
+from tests.conftest import interruptible, read_json
 
 MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
 
@@ -203,10 +201,7 @@ def test_sigint_leaves_a_record_of_finished_items(toy, mode):
         "no:cacheprovider",
         *mode,
     ]
-    env = dict(os.environ)
-    proc = subprocess.Popen(
-        args, cwd=toy.path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env
-    )
+    proc = interruptible(args, toy.path)
     time.sleep(5.0)  # 24 items at 1 s each: far from done
     proc.send_signal(signal.SIGINT)
     out, _ = proc.communicate(timeout=60)
