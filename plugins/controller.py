@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import platform
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from _pytest.reports import TestReport
 
 from fixtures.plugin import DATA_DIR_KEY, JUDGE_SPEC_KEY, MODEL_SPEC_KEY, REPLAY_KEY
 from plugins.evaluation import evaluate
+from plugins.grouping import GroupingLost, ungrouped_items
 from plugins.html_report import item_details, scores_cell, summary_html
 from plugins.markdown import summary_markdown
 from plugins.plots import metric_plots
@@ -370,6 +372,23 @@ class Worker:
     def __init__(self, config: pytest.Config, state: RunState) -> None:
         self.config = config
         self.state = state
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Warn (the warning travels to the controller's summary) when ``--dist loadgroup``
+        is on but the items' groups did not take effect."""
+        if not getattr(self.config.option, "loadgroup", False):
+            return
+        missing = ungrouped_items(session.items)
+        if missing:
+            warnings.warn(
+                GroupingLost(
+                    f"--dist loadgroup is not grouping ({len(missing)} items, e.g. "
+                    f"{missing[0]}): pytest-xdist#1386 with pytest {pytest.__version__}; "
+                    "groups run split across workers and shared prompt prefixes are "
+                    'recomputed; install "pytest<9.2"'
+                ),
+                stacklevel=1,
+            )
 
     def pytest_sessionfinish(self) -> None:
         self.config.workeroutput[WORKER_OUTPUT_KEY] = self.state.suites  # type: ignore[attr-defined]

@@ -10,9 +10,22 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from plugins.plots import distribution_plot
-from tests.conftest import interruptible, read_json
+from tests.conftest import TOY_CONFTEST, interruptible, read_json
 
 MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
+
+TOY_CONFTEST_STRIPPING_GROUPS = (
+    TOY_CONFTEST
+    + """
+import pytest
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "@" in item.nodeid:
+            item._nodeid = item.nodeid.split("@")[0]
+"""
+)
 
 
 def run(toy: pytest.Pytester, mode: list[str], *args: str) -> tuple[pytest.RunResult, dict]:
@@ -52,6 +65,36 @@ def test_same_aggregates_with_and_without_xdist(toy):
     _, parallel = run(toy, ["-n", "2"])
     assert serial["aggregates"] == parallel["aggregates"]
     assert [i["scores"] for i in serial["items"]] == [i["scores"] for i in parallel["items"]]
+
+
+def workers_by_group(output: str) -> dict[str, set[str]]:
+    """``{group: {worker, ...}}`` from the lines ``-n 2 -v`` prints per finished item."""
+    found: dict[str, set[str]] = {}
+    for line in output.splitlines():
+        if line.startswith("[gw") and "test_toy[toy/" in line:
+            worker = line.split("]")[0].lstrip("[")
+            item_id = line.split("test_toy[")[1].split("]")[0]
+            found.setdefault(item_id.rsplit("/", 1)[0], set()).add(worker)
+    return found
+
+
+def test_a_group_runs_on_one_worker(toy):
+    result, record = run(toy, ["-n", "2"], "-v")
+    assert result.ret == 0
+    by_group = workers_by_group(result.stdout.str())
+    assert len(by_group) == 6 and sum(len(v) for v in by_group.values()) == 6, by_group
+    assert {w for v in by_group.values() for w in v} == {"gw0", "gw1"}  # both worked
+    assert "GroupingLost" not in result.stdout.str()
+
+
+def test_lost_grouping_is_warned(toy):
+    toy.makeconftest(
+        TOY_CONFTEST_STRIPPING_GROUPS
+    )  # emulates pytest-xdist#1386: the "@group" suffix does not take effect
+    result, record = run(toy, ["-n", "2"], "-v")
+    assert result.ret == 0
+    assert len(record["items"]) == 24  # the scores are still all there
+    result.stdout.fnmatch_lines(["*GroupingLost*--dist loadgroup is not grouping*pytest<9.2*"])
 
 
 @pytest.mark.parametrize("mode", MODES)
