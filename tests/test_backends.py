@@ -4,6 +4,7 @@ default model: the same black-box plugin checks as the fake backend, with and wi
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sys
 import time
@@ -131,6 +132,8 @@ def test_serve_runs_one_model_process_for_two_workers_and_stops_on_ctrl_c(toy):
     assert stopped["complete"] is False
     assert stopped["model"]["backend"].startswith("openai (--serve")
     assert stopped["model"]["sha256"] and stopped["counts"]["scored"] > 0
+    # a one-slot server (llama-cpp-python's) gets the items spread, not grouped per worker
+    assert stopped["settings"]["dist"] == ("loadgroup" if shutil.which("llama-server") else "load")
 
 
 def test_hf_backend_runs_the_toy_suite_with_the_default_gguf(toy):
