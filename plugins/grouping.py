@@ -2,8 +2,9 @@
 ``@<group>`` suffix it appends to the item's node id in each worker. Where that suffix
 does not take effect (pytest-xdist#1386, pytest 9.2 with pytest-xdist 3.8), every item
 becomes its own unit: the items of one FDA chunk land on different workers and each of
-them prefills the whole chunk again. Nothing fails; only the speed is lost. This module
-turns that silent loss into a warning."""
+them prefills the whole chunk again. Nothing fails: the run is slower, and a few greedy
+generations may differ (a reused prefix is computed slightly differently from a fresh
+prefill). This module turns that silent loss into a warning."""
 
 from __future__ import annotations
 
@@ -19,18 +20,16 @@ class GroupingLost(pytest.PytestWarning):
 
 
 def ungrouped_items(items: Iterable[pytest.Item]) -> list[str]:
-    """Node ids of items marked ``xdist_group`` whose node id lacks the ``@<group>``
-    suffix that ``--dist loadgroup`` schedules by (call in a worker, after collection).
+    """Node ids of items marked ``xdist_group`` that the loadgroup scheduler will not group:
+    it takes the text after an ``@`` that follows the last ``]`` as the group
+    (``LoadGroupScheduling._split_scope``); call in a worker, after collection.
 
     Returns:
         the offending node ids, in collection order (empty when grouping works).
     """
-    missing = []
-    for item in items:
-        mark = item.get_closest_marker("xdist_group")
-        if mark is None:
-            continue
-        name = mark.args[0] if mark.args else mark.kwargs.get("name", "default")
-        if not item.nodeid.endswith(f"@{name}"):
-            missing.append(item.nodeid)
-    return missing
+    return [
+        item.nodeid
+        for item in items
+        if item.get_closest_marker("xdist_group") is not None
+        and item.nodeid.rfind("@") <= item.nodeid.rfind("]")
+    ]
