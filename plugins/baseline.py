@@ -10,7 +10,7 @@ import numpy as np
 
 from plugins.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
-__all__ = ["Comparison", "compare_records", "paired_bootstrap"]
+__all__ = ["Comparison", "compare_records", "paired_bootstrap", "baseline_section"]
 
 
 @dataclass(frozen=True)
@@ -137,3 +137,54 @@ def compare_records(
             )
         )
     return results
+
+
+def baseline_section(
+    current: Mapping[str, Any],
+    baseline: Mapping[str, Any],
+    max_regression: float | None,
+    allow_incomparable: bool = False,
+) -> dict[str, Any]:
+    """The run record's ``baseline`` section: every comparison plus the overlap.
+
+    A baseline that shares no scored item with the run cannot show a regression, so it
+    fails the run (``failed`` True) unless ``allow_incomparable`` is set; a partial
+    overlap is reported by its count (``shared_items``).
+
+    Args:
+        current, baseline: run records (only ``items`` is read from ``current``).
+        max_regression: see :func:`compare_records`.
+        allow_incomparable: accept a baseline without shared items
+            (``--allow-incomparable-baseline``).
+
+    Returns:
+        JSON-safe dict: ``run_id``, ``model``, ``max_regression``, ``shared_items``,
+        ``current_items``, ``baseline_items``, ``failed``, ``reason``, ``comparisons``.
+    """
+    scored = [it for it in current.get("items", []) if it.get("outcome", "passed") == "passed"]
+    ids = {it["id"] for it in scored}
+    base_ids = {
+        it["id"] for it in baseline.get("items", []) if it.get("outcome", "passed") == "passed"
+    }
+    shared = len(ids & base_ids)
+    failed = shared == 0 and not allow_incomparable
+    reason = (
+        f"{shared} items shared ({len(ids)} in this run, {len(base_ids)} in the baseline)"
+        if shared
+        else f"not comparable: no item shared ({len(ids)} in this run, {len(base_ids)} in "
+        "the baseline)"
+        + ("; allowed by --allow-incomparable-baseline" if allow_incomparable else "")
+    )
+    return {
+        "run_id": baseline.get("run_id", ""),
+        "model": baseline.get("model", {}).get("name", ""),
+        "max_regression": max_regression,
+        "shared_items": shared,
+        "current_items": len(ids),
+        "baseline_items": len(base_ids),
+        "failed": failed,
+        "reason": reason,
+        "comparisons": [
+            c.to_dict() for c in compare_records({"items": scored}, baseline, max_regression)
+        ],
+    }

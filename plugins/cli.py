@@ -4,8 +4,9 @@
                                  [--html out.html] [--summary-md out.md]
 
 renders the same aggregate section, plots and item table as a live run, from the run
-record alone. Exit status: 0, 1 when a gate or the regression check fails, 2 on bad
-input (one line on stderr).
+record alone, and exits with the run's own status (``plugins.verdict``: 0 PASS, 1 FAIL
+or INCOMPLETE, 2 interrupted, 5 nothing measured, 6 outputs not written); 4 on bad input
+(one line on stderr). Without --html/--summary-md it prints the verdict only.
 
     extractbench needles OUT.jsonl [--generator template|llm] [--per-type K] [--seed N]
                                    [--schema PATH] [--model GGUF] [--data-dir DIR]
@@ -16,61 +17,48 @@ writes a MINEA needle set (``--suite-option minea.needles=OUT.jsonl`` uses it).
 from __future__ import annotations
 
 import argparse
-import importlib
+import math
 import sys
 from pathlib import Path
 
-from plugins.baseline import compare_records
+from plugins.atomic import atomic_write_text
+from plugins.baseline import baseline_section
+from plugins.controller import suite_lines_and_artifacts
 from plugins.html_report import page_html
 from plugins.markdown import summary_markdown
 from plugins.plots import metric_plots
 from plugins.runrecord import RecordError, read_record
+from plugins.verdict import USAGE_ERROR, verdict
+from suites.registry import Registry
 
 __all__ = ["main"]
 
 
-def _suite_lines(record: dict) -> list[str]:
-    lines: list[str] = []
-    for name, info in sorted(record.get("suites", {}).items()):
-        if info.get("report"):
-            try:
-                lines += importlib.import_module(info["report"]).summary_lines(record, name)
-            except Exception as exc:  # one suite's report must not stop the others
-                lines.append(f"{name}: report failed: {type(exc).__name__}: {exc}")
-    return lines
-
-
 def report(args: argparse.Namespace) -> int:
+    """Render the reports of a run record; return the run's own exit status (with
+    ``--baseline``, re-decided against that baseline)."""
     record = read_record(Path(args.record))
     if args.baseline:
         baseline = read_record(Path(args.baseline))
-        comparisons = compare_records(record, baseline, args.max_regression)
-        record["baseline"] = {
-            "run_id": baseline.get("run_id", ""),
-            "model": baseline.get("model", {}).get("name", ""),
-            "max_regression": args.max_regression,
-            "comparisons": [c.to_dict() for c in comparisons],
-        }
+        record["baseline"] = baseline_section(
+            record, baseline, args.max_regression, args.allow_incomparable_baseline
+        )
     out_html = Path(args.html) if args.html else None
     folder = (out_html or Path(args.record)).resolve().parent
     images = [Path(p) for p in record.get("artifacts", []) if Path(p).is_file()]
-    if not images:
+    if not images and (out_html or args.summary_md):
         images = metric_plots(record, folder, Path(args.record).stem)
+    suite_lines, _ = suite_lines_and_artifacts(record, Registry.with_builtins(), None)
     if out_html:
-        out_html.parent.mkdir(parents=True, exist_ok=True)
-        out_html.write_text(page_html(record, images, _suite_lines(record)), encoding="utf-8")
+        atomic_write_text(out_html, page_html(record, images, suite_lines))
         print(f"wrote {out_html}")
     if args.summary_md:
         md = Path(args.summary_md)
-        md.parent.mkdir(parents=True, exist_ok=True)
-        md.write_text(
-            summary_markdown(record, images, md.parent.resolve(), _suite_lines(record)),
-            encoding="utf-8",
-        )
+        atomic_write_text(md, summary_markdown(record, images, md.parent.resolve(), suite_lines))
         print(f"wrote {md}")
-    failed = any(g.get("passed") is False for g in record.get("gates", []))
-    failed |= any(c["failed"] for c in record.get("baseline", {}).get("comparisons", []))
-    return 1 if failed else 0
+    decision = verdict(record)
+    print(f"extractbench verdict: {decision.headline()}")
+    return decision.status
 
 
 def needles(args: argparse.Namespace) -> int:
@@ -83,7 +71,7 @@ def needles(args: argparse.Namespace) -> int:
         schema = load_schema(args.schema)
     except DataError as exc:
         print(f"extractbench: {exc}", file=sys.stderr)
-        return 2
+        return USAGE_ERROR
     out = Path(args.out)
     if args.generator == "template":
         found = template_needles(schema, args.per_type, args.seed)
@@ -99,14 +87,14 @@ def needles(args: argparse.Namespace) -> int:
         data_dir = resolve_data_dir(args.data_dir, Path.cwd())
     except (ModelFileError, DataDirError) as exc:
         print(f"extractbench: {exc}", file=sys.stderr)
-        return 2
+        return USAGE_ERROR
     documents = sorted((data_dir / "minea" / "haystacks").glob("*.md")) if data_dir else []
     if not documents:
         print(
             "extractbench: no haystacks: pass --data-dir DIR (holding minea/haystacks/)",
             file=sys.stderr,
         )
-        return 2
+        return USAGE_ERROR
     assert spec.path is not None
     try:
         model = LlamaCppBackend(spec.path, n_ctx=8192, n_threads=spec.n_threads, seed=spec.seed)
@@ -115,7 +103,7 @@ def needles(args: argparse.Namespace) -> int:
         )
     except ModelError as exc:
         print(f"extractbench: {exc}", file=sys.stderr)
-        return 2
+        return USAGE_ERROR
     for line in problems:
         print(f"skipped: {line}", file=sys.stderr)
     header = {"generator": "llm", "model": spec.path.name, "per_type": args.per_type,
@@ -135,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser(
-        "report", help="render an HTML report and/or markdown summary from a run record"
+        "report",
+        help="render an HTML report and/or markdown summary from a run record and exit with "
+        "the run's verdict",
     )
     rep.add_argument("record", metavar="RUN.json", help="run record written by a pytest run")
     rep.add_argument("--baseline", metavar="OLD.json", help="earlier run record to compare with")
@@ -145,6 +135,11 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         metavar="DELTA",
         help="fail on a significant drop larger than DELTA",
+    )
+    rep.add_argument(
+        "--allow-incomparable-baseline",
+        action="store_true",
+        help="a baseline sharing no item with the record does not fail it",
     )
     rep.add_argument("--html", metavar="PATH", help="write a self-contained HTML report here")
     rep.add_argument("--summary-md", metavar="PATH", help="write a markdown summary here")
@@ -170,18 +165,22 @@ def main(argv: list[str] | None = None) -> int:
         if args.per_type < 1:
             parser.error("--per-type must be at least 1")
         return needles(args)
-    if args.max_regression is not None and not args.baseline:
-        parser.error("--max-regression needs --baseline")
-    if not args.html and not args.summary_md:
-        parser.error("nothing to write: give --html PATH and/or --summary-md PATH")
+    if args.max_regression is not None and (
+        not args.baseline or not math.isfinite(args.max_regression) or args.max_regression < 0
+    ):
+        print(
+            "extractbench: --max-regression needs --baseline and a finite value >= 0",
+            file=sys.stderr,
+        )
+        return USAGE_ERROR
     try:
         return report(args)
     except RecordError as exc:
         print(f"extractbench: {exc}", file=sys.stderr)
-        return 2
+        return USAGE_ERROR
     except OSError as exc:
         print(f"extractbench: cannot write output: {exc}", file=sys.stderr)
-        return 2
+        return 6
 
 
 if __name__ == "__main__":

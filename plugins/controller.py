@@ -9,8 +9,9 @@ their suite facts to the controller.
 
 from __future__ import annotations
 
-import importlib
 import platform
+import signal
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -20,14 +21,17 @@ import pytest
 from _pytest.reports import TestReport
 
 from fixtures.plugin import DATA_DIR_KEY, JUDGE_SPEC_KEY, MODEL_SPEC_KEY, REPLAY_KEY
+from plugins.atomic import atomic_write_text
 from plugins.evaluation import evaluate
 from plugins.grouping import GroupingLost, ungrouped_items
 from plugins.html_report import item_details, scores_cell, summary_html
 from plugins.markdown import summary_markdown
 from plugins.plots import metric_plots
-from plugins.runrecord import SCHEMA_VERSION, write_record
-from plugins.state import RunState
+from plugins.runrecord import SCHEMA_VERSION, remove_stale, write_record
+from plugins.state import USAGE_PREFIX, RunState
 from plugins.terminal import score_table
+from plugins.verdict import verdict
+from suites.registry import SOURCES_HINT, Registry
 
 __all__ = [
     "Controller",
@@ -35,7 +39,7 @@ __all__ = [
     "WORKER_OUTPUT_KEY",
     "build_record",
     "verdict_reports",
-    "suite_reports",
+    "suite_lines_and_artifacts",
 ]
 
 WORKER_OUTPUT_KEY = "extractbench_suites"
@@ -89,11 +93,14 @@ def _run_settings(config: pytest.Config, state: RunState) -> dict[str, Any]:
 
 
 def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dict[str, Any]:
-    """The run record of the items finished so far (a JSON-safe dict)."""
+    """The run record of the items finished so far (a JSON-safe dict), without the
+    verdict (``plugins.verdict`` decides from this record)."""
     items = [state.items[key] for key in sorted(state.items)]
-    expected = sum(info.get("items_selected", 0) for info in state.suites.values())
-    if not state.suites:  # -n, interrupted before any worker handed its suites over
-        expected = state.collected
+    known = [info.get("items_selected") for info in state.suites.values()]
+    expected = sum(n or 0 for n in known)
+    if state.collected and (not state.suites or None in known):
+        expected = state.collected  # -n: interrupted before every suite's facts arrived
+    expected -= sum(1 for name in state.skipped if name in state.suites)  # "no-data" params
     spec = config.stash[MODEL_SPEC_KEY]
     replay = config.stash.get(REPLAY_KEY, None)
     judge: dict[str, Any] | None = None
@@ -107,13 +114,26 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
         except OSError as exc:
             model = {"backend": spec.backend, "path": str(spec.path), "error": str(exc)}
     scored = sum(1 for it in items if it.get("outcome") == "passed")
+    complete = (
+        not state.interrupted
+        and not state.stopped
+        and not state.crashes
+        and not state.usage_errors
+        and len(items) >= expected
+    )
     record: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "run_id": state.run_id,
         "started_at": state.started_at,
         "duration_s": round(time.time() - state.started, 3),
-        "complete": exitstatus != pytest.ExitCode.INTERRUPTED and len(items) >= expected,
+        "complete": complete,
         "exit_status": int(exitstatus),
+        "interrupted": state.interrupted,
+        "stopped": state.stopped,
+        "usage_errors": list(state.usage_errors),
+        "crashes": list(state.crashes),
+        "suites_skipped": dict(state.skipped),
+        "output_errors": list(state.output_errors),
         "model": model,
         "settings": _run_settings(config, state),
         "suites": state.suites,
@@ -136,35 +156,42 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
             "run_id": replay.get("run_id", ""),
             "path": config.getoption("rescore"),
         }
-    max_regression = config.getoption("max_regression")
     record.update(
-        evaluate(items, state.suites, state.settings.gates, state.baseline, max_regression)
-    )
+        evaluate(
+            items, state.suites, state.settings.gates, state.baseline,
+            config.getoption("max_regression"), skipped=state.skipped,
+            allow_incomparable=config.getoption("allow_incomparable_baseline"),
+        )
+    )  # fmt: skip
     return record
 
 
-def suite_reports(record: dict[str, Any], report_path: Path) -> tuple[list[str], list[Path]]:
-    """Run each suite's report module (``report=`` in its marker) on the record.
+def suite_lines_and_artifacts(
+    record: dict[str, Any], registry: Registry, report_path: Path | None
+) -> tuple[list[str], list[Path]]:
+    """Run each suite's report (found by the suite's name in the registry, never by a
+    name read from the record) on the record.
 
     A report module has ``summary_lines(record, suite) -> list[str]`` and
-    ``write_artifacts(record, suite, folder, stem) -> list[Path]``; files go next to the
-    run record and are listed under ``suites.<name>.artifacts``. A failing report module
-    costs only its own output, with one line saying why.
+    ``write_artifacts(record, suite, folder, stem) -> list[Path]``; with ``report_path``
+    its files go next to the run record and are listed under ``suites.<name>.artifacts``.
+    A failing report costs only its own output, with one line saying why.
     """
     lines: list[str] = []
     paths: list[Path] = []
-    for name, info in sorted(record["suites"].items()):
-        module_name = info.get("report")
-        if not module_name:
+    for name, info in sorted(record.get("suites", {}).items()):
+        spec = registry.get(name)
+        if spec is None or spec.report is None:
             continue
         try:
-            module = importlib.import_module(module_name)
+            module = spec.report_module()
             lines += module.summary_lines(record, name)
-            written = module.write_artifacts(record, name, report_path.parent, report_path.stem)
-            info["artifacts"] = [str(p) for p in written]
-            paths += written
+            if report_path is not None:
+                written = module.write_artifacts(record, name, report_path.parent, report_path.stem)
+                info["artifacts"] = [str(p) for p in written]
+                paths += written
         except Exception as exc:  # a report must never lose the run record
-            lines.append(f"{name}: report {module_name} failed: {type(exc).__name__}: {exc}")
+            lines.append(f"{name}: report {spec.report} failed: {type(exc).__name__}: {exc}")
     return lines, paths
 
 
@@ -176,7 +203,12 @@ def _junit_suite_properties(config: pytest.Config, record: dict[str, Any]) -> No
     if xml is None:
         return
     model = record["model"]
+    decision = verdict(record)
     xml.add_global_property("extractbench.run_id", record["run_id"])
+    xml.add_global_property("extractbench.verdict", decision.word)
+    xml.add_global_property("extractbench.exit_status", str(decision.status))
+    if decision.reasons:
+        xml.add_global_property("extractbench.reasons", " | ".join(decision.reasons))
     for key in ("name", "backend", "sha256"):
         xml.add_global_property(f"extractbench.model.{key}", str(model.get(key, "")))
     for key, agg in record["aggregates"].items():
@@ -205,9 +237,14 @@ def summary_lines(record: dict[str, Any], state: RunState) -> list[str]:
         for note_key, note in sorted(info.get("notes", {}).items()):
             if note_key.startswith("warning"):
                 lines.append(f"{name}: {note}")
+    for name, why in sorted(record.get("suites_skipped", {}).items()):
+        lines.append(f"{name}: SKIPPED ({why})")
     lines += score_table(record["aggregates"], record["gates"])
     lines += state.extra_lines
-    for c in record.get("baseline", {}).get("comparisons", []):
+    base = record.get("baseline")
+    if base:
+        lines.append(f"baseline {base.get('run_id', '')}: {base.get('reason', '')}")
+    for c in (base or {}).get("comparisons", []):
         if c["delta"] is not None:
             lines.append(
                 f"baseline {c['metric']}: {c['baseline']:.4f} -> {c['current']:.4f}, paired delta {c['delta']:+.4f} "
@@ -221,11 +258,21 @@ def summary_lines(record: dict[str, Any], state: RunState) -> list[str]:
     for gate in record["gates"]:
         if gate["passed"] is False:
             lines.append(f"GATE FAILED  {gate['expression']}: {gate['reason']}")
+        elif gate["passed"] is None:
+            lines.append(f"GATE NOT EVALUATED  {gate['expression']}: {gate['reason']}")
+    for line in record.get("usage_errors", []):
+        lines.append(f"usage error: {line}")
     if state.written:
         lines.append(f"run record: {state.written}")
-    if state.write_error:
-        lines.append(state.write_error)
+    lines += [f"NOT WRITTEN: {e}" for e in record.get("output_errors", [])]
+    lines.append(f"extractbench verdict: {verdict(record).headline()}")
     return lines
+
+
+def _item_id(nodeid: str) -> str:
+    """``suites/fda/test_fda.py::test_fda[fda/K1/c0/key]@group`` -> ``fda/K1/c0/key``."""
+    head = nodeid.rsplit("@", 1)[0] if nodeid.rfind("@") > nodeid.rfind("]") else nodeid
+    return head[head.find("[") + 1 : -1] if head.endswith("]") and "[" in head else head
 
 
 class Controller:
@@ -234,11 +281,135 @@ class Controller:
     def __init__(self, config: pytest.Config, state: RunState) -> None:
         self.config = config
         self.state = state
+        self.session: pytest.Session | None = None
+        self._sigterm: Any = None
+        if threading.current_thread() is threading.main_thread():
+            self._sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
+
+    def _on_sigterm(self, signum: int, frame: Any) -> None:
+        """SIGTERM (timeout, CI cancellation, Kubernetes) ends the run like Ctrl-C: the
+        finished items are recorded, the workers stopped, exit 2."""
+        self.state.signal = "SIGTERM"
+        raise KeyboardInterrupt("SIGTERM")
+
+    def pytest_unconfigure(self) -> None:
+        if self._sigterm is not None:
+            signal.signal(signal.SIGTERM, self._sigterm)
+            self._sigterm = None
+
+    def _stop(self, reason: str) -> None:
+        """Stop the run after the items now running (serial and under xdist)."""
+        if self.session is not None and not self.session.shouldstop:
+            self.session.shouldstop = reason
+        dsession = self.config.pluginmanager.getplugin("dsession")
+        if dsession is not None and not dsession.shouldstop:
+            dsession.shouldstop = reason
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Before any worker starts: which suites the command selects, and whether their
+        data is there (missing data is a usage error, one line per suite)."""
+        self.session = session
+        config, state = self.config, self.state
+        selected = state.registry.selected(config.args, config.invocation_params.dir)
+        replay = config.stash.get(REPLAY_KEY, None)
+        if replay is not None:
+            held = sorted({str(it.get("suite")) for it in replay.get("items", [])})
+            chosen = [spec for spec in selected if spec.name in held]
+            if selected and not chosen:
+                raise pytest.UsageError(
+                    f"--rescore {config.getoption('rescore')}: the record holds no item of the "
+                    f"selected suites ({', '.join(s.name for s in selected)}); it holds: "
+                    f"{', '.join(held) or 'no items'}"
+                )
+            selected = chosen
+        state.selected = [spec.name for spec in selected]
+        data_dir = config.stash[DATA_DIR_KEY]
+        where = str(data_dir) if data_dir else "no data folder (none given, ../shared/data absent)"
+        lines = []
+        for spec in selected:
+            missing = spec.missing_data(data_dir)
+            if not missing:
+                continue
+            line = (
+                f"{spec.name}: data missing in {where}: {', '.join(missing)} ({spec.data_source})"
+            )
+            if config.getoption("skip_missing_data"):
+                state.skipped[spec.name] = f"data missing: {', '.join(missing)}"
+            else:
+                lines.append(line)
+        if lines:
+            raise pytest.UsageError(
+                "\n".join(lines)
+                + f"\nto get the data: {SOURCES_HINT}; or --skip-missing-data to skip such suites"
+            )
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        """A collection error (a worker's too) is a usage error: bad data, a suite without
+        items, an unknown suite. The run stops at once."""
+        if not report.failed:
+            return
+        text = str(report.longrepr).strip()
+        if USAGE_PREFIX in text:
+            line = text.split(USAGE_PREFIX, 1)[1].splitlines()[0]
+        else:
+            line = f"{report.nodeid or 'collection'}: {(text.splitlines() or ['error'])[-1]}"
+        if line not in self.state.usage_errors:
+            self.state.usage_errors.append(line)
+        self._stop(f"usage error: {line}")
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_handlecrashitem(self, crashitem: str, report: TestReport, sched: Any) -> None:
+        """xdist: a worker died while running ``crashitem``: record it as failed with the
+        worker's name (a re-run of it, if any, does not hide the crash)."""
+        node = getattr(report, "node", None)
+        worker = getattr(getattr(node, "gateway", None), "id", "?")
+        item_id = _item_id(crashitem)
+        self.state.crashes.append({"item": item_id, "nodeid": crashitem, "worker": worker})
+        self.state.crashed_ids.add(item_id)
+        self.state.items[item_id] = {
+            "id": item_id,
+            "suite": item_id.split("/", 1)[0],
+            "group": "",
+            "prediction": None,
+            "scores": {},
+            "calls": [],
+            "outcome": "failed",
+            "error": f"worker {worker} crashed while running this item (killed, e.g. out of memory)",
+        }
 
     def pytest_runtest_logreport(self, report: TestReport) -> None:
+        for name, info in (getattr(report, "extractbench_suite", None) or {}).items():
+            if info is not None:
+                self.state.suites.setdefault(name, info)
         entry = getattr(report, "extractbench_item", None)
-        if entry is not None and (entry["id"] not in self.state.items or report.failed):
+        if entry is None or entry["id"] in self.state.crashed_ids:
+            return
+        if entry["id"] not in self.state.items or report.failed:
             self.state.items[entry["id"]] = entry
+        stop = entry.get("stop")
+        if stop and stop["kind"] == "model_load":
+            if stop["message"] not in self.state.usage_errors:
+                self.state.usage_errors.append(stop["message"])
+            self._stop(stop["message"])
+        elif stop and not self.state.stopped:
+            self.state.stopped = stop["message"]
+            self._stop(stop["message"])
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        value = excinfo.value
+        if isinstance(value, pytest.Session.Interrupted) and "keyboard-interrupt" not in str(value):
+            return  # a stop we asked for, or collection errors: not a signal
+        self.state.interrupted = self.state.signal or "SIGINT"
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        """``--dist loadgroup`` with recovery from a crashed worker that cannot hang."""
+        if getattr(config.option, "dist", "no") != "loadgroup":
+            return None
+        from plugins.scheduling import CrashSafeLoadGroupScheduling
+
+        return CrashSafeLoadGroupScheduling(config, log)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
@@ -255,19 +426,28 @@ class Controller:
         config, state = self.config, self.state
         if config.option.collectonly:
             return
-        interrupted = session.exitstatus == pytest.ExitCode.INTERRUPTED
-        if not (state.items or state.suites or config.getoption("gate") or interrupted):
+        if not (state.selected or state.items or state.suites or state.usage_errors):
             return  # not a benchmark run (e.g. the harness's own tests)
+        for name in state.selected:  # skipped, or no worker told its facts (interrupted)
+            if name in state.suites:
+                continue
+            note = (
+                {"skipped": state.skipped[name]}
+                if name in state.skipped
+                else {"warning_no_facts": "the run ended before this suite's facts arrived"}
+            )
+            state.suites[name] = {
+                "breakdown": [], "items_total": None, "items_selected": None, "limit": None,
+                "notes": note,
+            }  # fmt: skip
         record = build_record(config, state, session.exitstatus)
-        if interrupted:
+        if state.interrupted:
             for gate in record["gates"]:  # a partial run decides nothing
                 gate.update(
                     passed=None, reason=f"not evaluated: run interrupted ({gate['reason']})"
                 )
-        failed = False
         for gate in record["gates"]:
             if gate["passed"] is not None:
-                failed |= not gate["passed"]
                 props = [
                     ("expression", gate["expression"]),
                     ("value", "" if gate["value"] is None else gate["value"]),
@@ -280,13 +460,19 @@ class Controller:
                     props,
                 ):
                     config.hook.pytest_runtest_logreport(report=report)
-        for c in record.get("baseline", {}).get("comparisons", []):
+        base = record.get("baseline")
+        if base and base.get("failed"):
+            for report in verdict_reports(
+                "regression", "baseline", False, f"baseline {base['reason']}",
+                [("shared_items", base["shared_items"])],
+            ):  # fmt: skip
+                config.hook.pytest_runtest_logreport(report=report)
+        for c in (base or {}).get("comparisons", []):
             if c["delta"] is None:
                 continue
-            failed |= c["failed"]
             message = (
                 f"regression {c['metric']}: paired delta {c['delta']:+.4f} [{c['ci_low']:+.4f}, {c['ci_high']:+.4f}] "
-                f"exceeds --max-regression {record['baseline']['max_regression']}"
+                f"exceeds --max-regression {base['max_regression']}"
             )
             props = [
                 ("delta", c["delta"]),
@@ -298,40 +484,67 @@ class Controller:
                 "regression", c["metric"], not c["failed"], message, props
             ):
                 config.hook.pytest_runtest_logreport(report=report)
-        if failed and session.exitstatus in (
-            pytest.ExitCode.OK,
-            pytest.ExitCode.NO_TESTS_COLLECTED,
-        ):
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        record["exit_status"] = int(session.exitstatus)
         state.record = record
         self._write_outputs(record)
+        session.exitstatus = verdict(record).status
         _junit_suite_properties(config, record)
 
+    def _decide(self, record: dict[str, Any]) -> None:
+        record["output_errors"] = list(self.state.output_errors)
+        decision = verdict(record)
+        record["exit_status"] = decision.status
+        record["verdict"] = {"word": decision.word, "reasons": decision.reasons}
+
     def _write_outputs(self, record: dict[str, Any]) -> None:
+        """Plots, suite reports, the markdown summary, then the run record (last, so it
+        holds the final verdict). Any of them that cannot be written is an output error:
+        exit 6, one line, and never an earlier run's record left at the path."""
         state = self.state
         folder, stem = state.report_path.parent, state.report_path.stem
         try:
-            state.extra_lines, suite_files = suite_reports(record, state.report_path)
+            folder.mkdir(parents=True, exist_ok=True)
+            state.extra_lines, suite_files = suite_lines_and_artifacts(
+                record, state.registry, state.report_path
+            )
+        except OSError as exc:
+            state.extra_lines, suite_files = [], []
+            state.output_errors.append(f"reports folder {folder}: {exc}")
+        plots: list[Path] = []
+        if not state.output_errors:
             try:
                 plots = metric_plots(record, folder, stem)
             except Exception as exc:  # a plot must never lose the run record
-                plots = []
                 state.extra_lines.append(f"plots failed: {type(exc).__name__}: {exc}")
-            state.artifacts = plots + suite_files
-            record["artifacts"] = [str(p) for p in state.artifacts]
-            state.written = write_record(record, state.report_path)
-        except OSError as exc:
-            state.write_error = f"cannot write run record {state.report_path}: {exc}"
-            return
+        state.artifacts = plots + suite_files
+        record["artifacts"] = [str(p) for p in state.artifacts]
         md_path = self.config.getoption("summary_md")
         if md_path:
-            path = Path(md_path)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(
-                summary_markdown(record, state.artifacts, path.parent.resolve(), state.extra_lines),
-                encoding="utf-8",
+            self._decide(record)
+            self._write_markdown(record, Path(md_path))
+        self._decide(record)
+        try:
+            state.written = write_record(record, state.report_path)
+        except OSError as exc:
+            state.output_errors.append(
+                f"run record {state.report_path}: {exc.strerror or exc}; "
+                + remove_stale(state.report_path)
             )
+            self._decide(record)
+            if md_path:  # the summary must not say more than the record could
+                self._write_markdown(record, Path(md_path))
+
+    def _write_markdown(self, record: dict[str, Any], path: Path) -> None:
+        try:
+            atomic_write_text(
+                path,
+                summary_markdown(
+                    record, self.state.artifacts, path.parent.resolve(), self.state.extra_lines
+                ),
+            )
+        except OSError as exc:
+            message = f"--summary-md {path}: {exc.strerror or exc}"
+            if message not in self.state.output_errors:
+                self.state.output_errors.append(message)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         record = self.state.record

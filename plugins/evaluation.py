@@ -6,10 +6,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from plugins.aggregate import aggregate
-from plugins.baseline import compare_records
+from plugins.baseline import baseline_section
 from plugins.gates import Gate, evaluate_gates
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "selected_suites"]
+
+
+def selected_suites(
+    items: Sequence[Mapping[str, Any]], suites: Mapping[str, Mapping[str, Any]]
+) -> set[str]:
+    """Suites this run selected: items were collected for them after ``-k``/``-m``, or
+    items of theirs are in the record."""
+    chosen = {name for name, info in suites.items() if (info.get("items_selected") or 0) > 0}
+    return chosen | {it["suite"] for it in items if "suite" in it}
 
 
 def evaluate(
@@ -18,18 +27,24 @@ def evaluate(
     gates: Sequence[Gate],
     baseline: Mapping[str, Any] | None = None,
     max_regression: float | None = None,
+    *,
+    skipped: Mapping[str, str] | None = None,
+    allow_incomparable: bool = False,
 ) -> dict[str, Any]:
     """Aggregate the scored items and check gates and regressions.
 
-    The same function serves a live run, ``--rescore`` and ``extractbench report``, so a
-    record re-evaluated from its own items gives the same numbers.
+    The same function serves a live run and ``--rescore``, so a record re-evaluated from
+    its own items gives the same numbers.
 
     Args:
         items: item records; only ``outcome == "passed"`` ones are aggregated.
-        suites: suite name -> suite info with ``breakdown`` (list of attributes).
+        suites: suite name -> suite info with ``breakdown`` (list of attributes) and
+            ``items_selected``.
         gates: gates to check.
         baseline: an earlier run record to compare with, or None.
         max_regression: tolerated drop per metric (see :func:`plugins.baseline.compare_records`).
+        skipped: suite -> reason, for suites skipped with ``--skip-missing-data``.
+        allow_incomparable: a baseline sharing no item does not fail the run.
 
     Returns:
         ``{"aggregates", "gates", "baseline"?}`` (JSON-safe).
@@ -38,17 +53,21 @@ def evaluate(
     breakdowns = {name: info.get("breakdown") or [] for name, info in suites.items()}
     aggregates = aggregate(scored, breakdowns)
     means = {key: agg["mean"] for key, agg in aggregates.items()}
-    ran = {it["suite"] for it in scored}
+    failed: dict[str, int] = {}
+    for it in items:
+        if it.get("outcome", "passed") != "passed":
+            failed[it["suite"]] = failed.get(it["suite"], 0) + 1
     out: dict[str, Any] = {
         "aggregates": aggregates,
-        "gates": [r.to_dict() for r in evaluate_gates(list(gates), means, ran)],
+        "gates": [
+            r.to_dict()
+            for r in evaluate_gates(
+                list(gates), means, selected_suites(items, suites), dict(skipped or {}), failed
+            )
+        ],
     }
     if baseline is not None:
-        comparisons = compare_records({"items": scored}, baseline, max_regression)
-        out["baseline"] = {
-            "run_id": baseline.get("run_id", ""),
-            "model": baseline.get("model", {}).get("name", ""),
-            "max_regression": max_regression,
-            "comparisons": [c.to_dict() for c in comparisons],
-        }
+        out["baseline"] = baseline_section(
+            {"items": items}, baseline, max_regression, allow_incomparable
+        )
     return out

@@ -7,6 +7,7 @@ controller (or the single process without xdist) aggregates and writes files.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Generator
 from datetime import UTC, datetime
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 from _pytest.reports import TestReport
 
+from fixtures.models.base import RunStopper
 from fixtures.models.wrappers import CALL_LOG
 from fixtures.plugin import DATA_DIR_KEY, REPLAY_KEY
 from plugins.controller import Controller, Worker
@@ -23,9 +25,10 @@ from plugins.gates import GateError
 from plugins.recorder import ItemRecorder
 from plugins.runrecord import RecordError, new_run_id, read_record
 from plugins.selection import stratified_limit
-from plugins.settings import SettingsError, read_settings
-from plugins.state import STATE_KEY, RunState
+from plugins.settings import SettingsError, check_settings, read_settings
+from plugins.state import STATE_KEY, USAGE_PREFIX, RunState
 from suites.item import DataError, DataMissing, Item, SuiteData
+from suites.registry import SOURCES_HINT, Registry
 
 RECORDER_KEY = pytest.StashKey[ItemRecorder]()
 
@@ -93,6 +96,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "the default caps do not apply) and each model call is answered from the record.",
     )
     group.addoption(
+        "--allow-incomparable-baseline",
+        action="store_true",
+        help="with --baseline: a baseline that shares no scored item with this run is "
+        "reported as not comparable instead of failing the run (exit 1).",
+    )
+    group.addoption(
+        "--skip-missing-data",
+        action="store_true",
+        help="skip a selected suite whose data files are absent instead of stopping with a "
+        "usage error (exit 4); its gates are then 'not evaluated', and a run that measured "
+        "nothing exits 5.",
+    )
+    group.addoption(
         "--summary-md",
         metavar="PATH",
         default=None,
@@ -105,6 +121,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="where to write the JSON run record (default reports/<run-id>.json under rootdir).",
     )
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from plugins import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def _registry(config: pytest.Config) -> Registry:
+    extra = [spec for specs in config.hook.pytest_extractbench_suites() for spec in specs]
+    try:
+        return Registry.with_builtins(extra)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -120,6 +150,10 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     except (GateError, SettingsError) as exc:
         raise pytest.UsageError(str(exc)) from None
+    registry = _registry(config)
+    problems = check_settings(settings, registry)
+    if problems:
+        raise pytest.UsageError("\n".join(problems))
     baseline = None
     if config.getoption("baseline"):
         try:
@@ -138,9 +172,11 @@ def pytest_configure(config: pytest.Config) -> None:
             )
         config.stash[REPLAY_KEY] = replay
     max_regression = config.getoption("max_regression")
-    if max_regression is not None and (max_regression < 0 or baseline is None):
+    if max_regression is not None and (
+        not math.isfinite(max_regression) or max_regression < 0 or baseline is None
+    ):
         raise pytest.UsageError(
-            f"--max-regression {max_regression}: needs --baseline and a value >= 0"
+            f"--max-regression {max_regression}: needs --baseline and a finite value >= 0"
         )
     run_id = new_run_id()
     option = config.getoption("report_json")
@@ -153,6 +189,7 @@ def pytest_configure(config: pytest.Config) -> None:
         report_path=report_path,
         controller=not hasattr(config, "workerinput"),
         baseline=baseline,
+        registry=registry,
     )
     config.addinivalue_line(
         "markers",
@@ -175,12 +212,14 @@ def _load_suite(
 ) -> SuiteData:
     if name not in state.loaded:
         if data_dir is None:
-            raise DataMissing(
-                "no data folder: pass --data-dir DIR or set EXTRACTBENCH_DATA "
-                "(default ../shared/data beside the repository)"
-            )
+            raise DataMissing(f"no data folder: {SOURCES_HINT}")
         state.loaded[name] = load(data_dir, dict(state.settings.suite_options.get(name, {})))
     return state.loaded[name]
+
+
+def _collect_error(name: str, problem: str) -> pytest.Collector.CollectError:
+    """A collection error the controller counts as a usage error (exit 4)."""
+    return pytest.Collector.CollectError(f"{USAGE_PREFIX}{name}: {problem}")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -189,7 +228,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker("suite")
     if marker is None or not marker.args or "load" not in marker.kwargs:
         raise pytest.Collector.CollectError(
-            f"{metafunc.definition.nodeid}: takes bench_item but has no "
+            f"{USAGE_PREFIX}{metafunc.definition.nodeid}: takes bench_item but has no "
             "@pytest.mark.suite(NAME, load=FUNCTION) marker"
         )
     name = marker.args[0]
@@ -197,32 +236,52 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     breakdown = [raw] if isinstance(raw, str) else list(raw or [])
     config = metafunc.config
     state = config.stash[STATE_KEY]
+    if state.registry.get(name) is None:
+        raise _collect_error(
+            name,
+            "not a registered suite (known: "
+            f"{', '.join(state.registry.names)}); register it with the "
+            "pytest_extractbench_suites hook",
+        )
+    replay = config.stash.get(REPLAY_KEY, None)
+    wanted: set[str] = set()
+    if replay is not None:  # --rescore: exactly the record's items of this suite
+        wanted = {it["id"] for it in replay.get("items", []) if it.get("suite") == name}
+        if not wanted:  # a suite the record does not hold is not part of a rescore
+            state.excluded.add(name)
+            metafunc.parametrize("bench_item", [])
+            return
     try:
         data = _load_suite(state, name, marker.kwargs["load"], config.stash[DATA_DIR_KEY])
     except DataMissing as exc:
-        reason = f"{name}: data missing: {exc}"
+        if not config.getoption("skip_missing_data"):
+            raise _collect_error(name, f"data missing: {exc}") from None
+        state.skipped[name] = f"data missing: {exc}"
+        reason = f"{name}: data missing (--skip-missing-data): {exc}"
         metafunc.parametrize(
             "bench_item", [pytest.param(None, marks=pytest.mark.skip(reason=reason), id="no-data")]
         )
         return
     except DataError as exc:
-        raise pytest.Collector.CollectError(f"{name}: {exc}") from None
+        raise _collect_error(name, str(exc)) from None
     items: list[Item] = data.items
     seen: set[str] = set()
     for it in items:
         if it.id in seen or not it.id.startswith(f"{name}/"):
             problem = "is duplicated" if it.id in seen else f"does not start with {name}/"
-            raise pytest.Collector.CollectError(f"{name}: item id {it.id!r} {problem}")
+            raise _collect_error(name, f"item id {it.id!r} {problem}")
         seen.add(it.id)
+    if not items:
+        raise _collect_error(name, "the suite has no items: its data files hold none")
     limit, limit_source = config.getoption("limit"), "--limit"
     cap = None if config.getoption("full") else state.settings.limits.get(name)
     if cap is not None and (limit is None or cap < limit):  # a limit never enlarges a run
         limit, limit_source = cap, "[tool.extractbench.limits]"
-    replay = config.stash.get(REPLAY_KEY, None)
-    if replay is not None:  # --rescore: exactly the record's items of this suite
-        wanted = {it["id"] for it in replay.get("items", []) if it.get("suite") == name}
+    if replay is not None:
         items = [it for it in items if it.id in wanted]
         limit, limit_source = None, "--rescore"
+        if not items:
+            raise _collect_error(name, "none of the run record's items exists in the data any more")
     elif limit is not None:
         items = stratified_limit(items, limit, breakdown[0] if breakdown else None)
     state.suites[name] = {
@@ -230,13 +289,27 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         "items_total": len(data.items),
         "items_selected": len(items),
         "limit": {"value": limit, "source": limit_source} if limit is not None else None,
-        "report": marker.kwargs.get("report"),
         "notes": data.notes,
     }
     metafunc.parametrize(
         "bench_item",
         [pytest.param(it, id=it.id, marks=pytest.mark.xdist_group(it.group)) for it in items],
     )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Leave out the tests of suites a ``--rescore`` record does not hold."""
+    state = config.stash.get(STATE_KEY, None)
+    if state is None or not state.excluded:
+        return
+    keep, drop = [], []
+    for item in items:
+        marker = item.get_closest_marker("suite")
+        excluded = marker is not None and marker.args and marker.args[0] in state.excluded
+        (drop if excluded else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -272,6 +345,17 @@ def score(request: pytest.FixtureRequest) -> Generator[ItemRecorder, None, None]
     CALL_LOG.sink = None
 
 
+def _error_line(report: TestReport) -> str:
+    """``file:line: ExcType: message`` (the message's first lines) of a failed report."""
+    longrepr = report.longrepr
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is not None:
+        message = "\n".join(str(crash.message).strip().splitlines()[:3])
+        return f"{crash.path}:{crash.lineno}: {message}"[:1000]
+    text = str(longrepr or "").strip()
+    return "\n".join(text.splitlines()[-3:])[:1000]
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
@@ -293,9 +377,15 @@ def pytest_runtest_makereport(
         return report
     entry["outcome"] = report.outcome
     if report.failed:
-        entry["error"] = (
-            str(report.longrepr).strip().splitlines()[-1][:500] if report.longrepr else ""
-        )
+        entry["error"] = _error_line(report)
+        if call.excinfo is not None and call.excinfo.errisinstance(RunStopper):
+            entry["stop"] = {"kind": call.excinfo.value.kind, "message": str(call.excinfo.value)}
+    state = item.config.stash[STATE_KEY]
+    if not state.controller and bench_item.suite not in state.sent_suites:
+        # the controller learns each suite's facts with its first item, so a run
+        # interrupted before the workers finish still has them
+        state.sent_suites.add(bench_item.suite)
+        report.extractbench_suite = {bench_item.suite: state.suites.get(bench_item.suite)}  # type: ignore[attr-defined]
     report.extractbench_item = entry  # type: ignore[attr-defined]
     return report
 

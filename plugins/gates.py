@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from collections.abc import Callable, Mapping
@@ -55,7 +56,8 @@ class GateResult:
     Attributes:
         gate: the gate.
         value: the metric's mean in this run, or None when no item has the metric.
-        passed: True/False; None when the gate was not evaluated (no items, config gate).
+        passed: True/False; None when the gate was not evaluated (its suite was not
+            selected, or skipped for missing data).
         reason: one line saying why, for the terminal and JUnit.
     """
 
@@ -91,7 +93,10 @@ def parse_gate(text: str, source: str = "--gate") -> Gate:
             f"{source}: cannot parse gate {text!r}; expected 'suite/metric>=NUMBER' "
             "with one of >=, >, <=, < (e.g. 'fda/accuracy>=0.30')"
         )
-    return Gate(match["metric"], match["op"], float(match["threshold"]), source)
+    threshold = float(match["threshold"])
+    if not math.isfinite(threshold):
+        raise GateError(f"{source}: gate {text!r}: the threshold must be a finite number")
+    return Gate(match["metric"], match["op"], threshold, source)
 
 
 def gates_from_config(table: Mapping[str, Any], source: str = "pyproject.toml") -> list[Gate]:
@@ -112,37 +117,58 @@ def gates_from_config(table: Mapping[str, Any], source: str = "pyproject.toml") 
 
 
 def evaluate_gates(
-    gates: list[Gate], means: Mapping[str, float], ran_suites: set[str]
+    gates: list[Gate],
+    means: Mapping[str, float],
+    selected: set[str],
+    skipped: Mapping[str, str] | None = None,
+    failed_items: Mapping[str, int] | None = None,
 ) -> list[GateResult]:
     """Check each gate against the aggregate means of a run.
 
-    A gate whose metric has no value fails when it was given on the command line or when
-    its suite ran (a typo must not pass silently); a ``pyproject.toml`` gate of a suite
-    that did not run at all is not evaluated (``passed`` None).
+    A gate of a suite this command did not select, or skipped for missing data with
+    ``--skip-missing-data``, is not evaluated (``passed`` None, and the reason says so).
+    A gate of a selected suite without a value fails: nothing measured never passes.
 
     Args:
         gates: the gates, in order.
-        means: ``suite/metric`` -> mean over the run's items.
-        ran_suites: suites with at least one finished item in this run.
+        means: ``suite/metric`` -> mean over the run's scored items.
+        selected: suites this command selected (items collected for them).
+        skipped: suite -> why it was skipped.
+        failed_items: suite -> number of its items that failed.
     """
+    skipped = skipped or {}
+    failed_items = failed_items or {}
     results = []
     for gate in gates:
         value = means.get(gate.metric)
         suite = gate.metric.split("/", 1)[0]
         if value is None:
-            if gate.source != "--gate" and suite not in ran_suites:
-                results.append(
-                    GateResult(gate, None, None, f"not evaluated: suite {suite!r} did not run")
-                )
-            else:
-                known = ", ".join(sorted(means)) or "none"
+            if suite in skipped:
                 results.append(
                     GateResult(
                         gate,
                         None,
-                        False,
-                        f"no scores for {gate.metric} (metrics in this run: {known})",
+                        None,
+                        f"not evaluated: suite {suite!r} skipped ({skipped[suite]})",
                     )
+                )
+            elif suite not in selected:
+                results.append(
+                    GateResult(
+                        gate,
+                        None,
+                        None,
+                        f"not evaluated: suite {suite!r} not selected by this command",
+                    )
+                )
+            else:
+                why = (
+                    f"{failed_items[suite]} items of {suite} failed"
+                    if failed_items.get(suite)
+                    else f"no item of {suite} recorded it"
+                )
+                results.append(
+                    GateResult(gate, None, False, f"no scores for {gate.metric} ({why})")
                 )
             continue
         passed = _OPS[gate.op](value, gate.threshold)

@@ -10,17 +10,13 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
+from plugins.verdict import verdict
+
 __all__ = ["summary_html", "page_html", "scores_cell", "item_details"]
 
 _ENV = Environment(
     loader=PackageLoader("plugins", "templates"), autoescape=select_autoescape(["html", "j2"])
 )
-
-
-def _verdict(record: Mapping[str, Any]) -> str:
-    failed = any(g["passed"] is False for g in record.get("gates", []))
-    failed |= any(c["failed"] for c in record.get("baseline", {}).get("comparisons", []))
-    return "FAILED" if failed or record.get("exit_status", 0) != 0 else "PASSED"
 
 
 def summary_html(
@@ -39,7 +35,7 @@ def summary_html(
         if p.suffix == ".png" and p.is_file()
     ]
     return _ENV.get_template("summary.html.j2").render(
-        verdict=_verdict(record),
+        verdict=verdict(record).headline(),
         model=record.get("model", {}),
         run_id=record.get("run_id", ""),
         counts=record.get("counts", {}),

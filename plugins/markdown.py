@@ -6,6 +6,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from plugins.verdict import verdict
+
 __all__ = ["summary_markdown"]
 
 
@@ -37,13 +39,14 @@ def summary_markdown(
     """
     gates = record.get("gates", [])
     comparisons = record.get("baseline", {}).get("comparisons", [])
-    failed = [g for g in gates if g["passed"] is False] + [c for c in comparisons if c["failed"]]
     model = record.get("model", {})
     counts = record.get("counts", {})
-    verdict = "FAILED" if failed or record.get("exit_status", 0) not in (0,) else "PASSED"
+    decision = verdict(record)
     lines = [
-        f"## extractbench {verdict}",
+        f"## extractbench {decision.word} (exit {decision.status})",
         "",
+        *(f"- {reason}" for reason in decision.reasons),
+        "" if decision.reasons else None,
         f"Model **{model.get('name', '?')}** ({model.get('backend', '?')}, sha256 `{str(model.get('sha256', ''))[:12]}`), "
         f"run `{record.get('run_id', '')}`: {counts.get('scored', 0)} items scored, {counts.get('failed', 0)} failed"
         + ("" if record.get("complete", True) else ", **incomplete run**")
@@ -52,9 +55,10 @@ def summary_markdown(
         "| suite | metric | mean | 95% CI | n | gate |",
         "|---|---|---:|---|---:|---|",
     ]
+    lines = [line for line in lines if line is not None]
     by_metric: dict[str, list[str]] = {}
     for g in gates:
-        word = {True: "PASS", False: "FAIL", None: "n/a"}[g["passed"]]
+        word = {True: "PASS", False: "FAIL", None: "not evaluated"}[g["passed"]]
         by_metric.setdefault(g["metric"], []).append(f"{word} {g['op']} {g['threshold']:g}")
     for key, agg in record.get("aggregates", {}).items():
         suite, metric = key.split("/", 1)
@@ -62,16 +66,10 @@ def summary_markdown(
         lines.append(
             f"| {suite} | {metric} | {_f(agg['mean'])} | {ci} | {agg['n']} | {', '.join(by_metric.get(key, []))} |"
         )
-    if failed:
-        lines += ["", "**Failed:**", ""]
-        lines += [
-            f"- gate `{g['expression']}`: {g['reason']}" for g in gates if g["passed"] is False
-        ]
-        lines += [
-            f"- regression `{c['metric']}`: Δ {_f(c['delta'])} [{_f(c['ci_low'])}, {_f(c['ci_high'])}]"
-            for c in comparisons
-            if c["failed"]
-        ]
+    unevaluated = [g for g in gates if g["passed"] is None]
+    if unevaluated:
+        lines += ["", "**Not evaluated:**", ""]
+        lines += [f"- gate `{g['expression']}`: {g['reason']}" for g in unevaluated]
     if comparisons:
         base = record["baseline"]
         lines += [

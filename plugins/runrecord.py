@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SCHEMA_VERSION", "new_run_id", "write_record", "read_record", "RecordError"]
+from plugins.atomic import atomic_write_text
+
+__all__ = [
+    "SCHEMA_VERSION", "new_run_id", "write_record", "remove_stale", "read_record", "RecordError",
+]  # fmt: skip
 
 SCHEMA_VERSION = 1
 
@@ -32,18 +34,25 @@ def write_record(record: dict[str, Any], path: Path) -> Path:
 
     Raises:
         OSError: the folder cannot be created or written.
+        ValueError: the record holds a non-finite number (not JSON).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=path.parent)
+    text = json.dumps(record, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    return atomic_write_text(path, text)
+
+
+def remove_stale(path: Path) -> str:
+    """After a failed write: remove an earlier run's record at ``path``, so no reader
+    takes it for this run's. Returns one line saying what became of it."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(record, fh, indent=1, ensure_ascii=False, allow_nan=False)
-            fh.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+        path.unlink()
+    except FileNotFoundError:
+        return "no file was left there"
+    except OSError as exc:
+        return (
+            f"THE FILE AT {path} IS AN EARLIER RUN'S RECORD and could not be removed "
+            f"({exc.strerror or exc})"
+        )
+    return "the earlier run's record that was there has been removed"
 
 
 def read_record(path: Path) -> dict[str, Any]:

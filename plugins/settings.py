@@ -9,8 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from plugins.gates import Gate, gates_from_config, parse_gate
+from suites.item import DataError
+from suites.options import merge_options
+from suites.registry import Registry
 
-__all__ = ["Settings", "SettingsError", "read_settings", "parse_suite_options"]
+__all__ = ["Settings", "SettingsError", "read_settings", "parse_suite_options", "check_settings"]
 
 
 class SettingsError(ValueError):
@@ -83,3 +86,47 @@ def read_settings(
     for suite, values in parse_suite_options(cli_options).items():
         options.setdefault(suite, {}).update(values)
     return Settings(gates=gates, limits=limits, suite_options=options)
+
+
+def check_settings(settings: Settings, registry: Registry) -> list[str]:
+    """What in the settings names something the registry does not know, one line each.
+
+    A gate must name a registered suite and one of its metrics (``FDA/accuracy`` or
+    ``fda/acuracy`` would otherwise never be evaluated); a suite option must name a
+    registered suite, one of its options, and a value of the option's type.
+
+    Returns:
+        The problems (empty when the settings are usable).
+    """
+    problems = []
+    known = ", ".join(registry.names)
+    for gate in settings.gates:
+        suite, _, metric = gate.metric.partition("/")
+        spec = registry.get(suite)
+        if spec is None:
+            problems.append(
+                f"gate {gate.expression} ({gate.source}): unknown suite {suite!r}; known suites: {known}"
+            )
+        elif not spec.knows_metric(metric):
+            problems.append(
+                f"gate {gate.expression} ({gate.source}): suite {suite} has no metric {metric!r}; "
+                f"its metrics: {', '.join(spec.metric_names())}"
+            )
+    for suite, values in settings.suite_options.items():
+        spec = registry.get(suite)
+        if spec is None:
+            problems.append(
+                f"--suite-option {suite}.*: unknown suite {suite!r}; known suites: {known}"
+            )
+            continue
+        defaults = spec.option_defaults()
+        if not defaults and values:
+            problems.append(
+                f"--suite-option {suite}.{next(iter(values))}: the {suite} suite has no options"
+            )
+            continue
+        try:
+            merge_options(suite, values, defaults)
+        except DataError as exc:
+            problems.append(f"--suite-option {exc}")
+    return problems

@@ -10,8 +10,12 @@ import pytest
 
 from plugins.settings import Settings
 from suites.item import SuiteData
+from suites.registry import Registry
 
-__all__ = ["RunState", "STATE_KEY"]
+__all__ = ["RunState", "STATE_KEY", "USAGE_PREFIX"]
+
+# Collection errors with this prefix are usage errors the controller reports (exit 4).
+USAGE_PREFIX = "extractbench usage error: "
 
 
 @dataclass
@@ -29,11 +33,22 @@ class RunState:
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
     collected: int = 0  # items a worker collected (xdist controller; before suites arrive)
     baseline: dict[str, Any] | None = None
+    registry: Registry = field(default_factory=Registry)
+    selected: list[str] = field(default_factory=list)  # suites the command's paths select
+    excluded: set[str] = field(default_factory=set)  # suites a --rescore record lacks
+    skipped: dict[str, str] = field(default_factory=dict)  # --skip-missing-data: suite -> why
+    sent_suites: set[str] = field(default_factory=set)  # worker: suites told to the controller
+    usage_errors: list[str] = field(default_factory=list)
+    crashes: list[dict[str, Any]] = field(default_factory=list)
+    crashed_ids: set[str] = field(default_factory=set)
+    interrupted: str | None = None  # "SIGINT" or "SIGTERM"
+    signal: str | None = None  # the signal our handler turned into KeyboardInterrupt
+    stopped: str | None = None  # why the run was stopped early (circuit breaker, ...)
     record: dict[str, Any] | None = None
     extra_lines: list[str] = field(default_factory=list)
     artifacts: list[Path] = field(default_factory=list)
     written: Path | None = None
-    write_error: str | None = None
+    output_errors: list[str] = field(default_factory=list)
 
 
 STATE_KEY = pytest.StashKey[RunState]()

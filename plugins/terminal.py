@@ -31,7 +31,7 @@ def score_table(
     def verdict(metric: str) -> str:
         parts = []
         for gate in by_metric.get(metric, []):
-            word = {True: "PASS", False: "FAIL", None: "n/a"}[gate["passed"]]
+            word = {True: "PASS", False: "FAIL", None: "NOT EVALUATED"}[gate["passed"]]
             parts.append(f"{word} {gate['op']}{gate['threshold']:g}")
         return ", ".join(parts)
 

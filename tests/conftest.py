@@ -58,10 +58,19 @@ def test_toy(bench_item, model, score, request):
 """
 
 TOY_CONFTEST = """
+from pathlib import Path
+
+from suites.registry import SuiteSpec
+
 pytest_plugins = ["fixtures.plugin", "plugins.extractbench"]
 
 def pytest_addoption(parser):
     parser.addoption("--toy-delay", default="0")
+
+def pytest_extractbench_suites():
+    return [SuiteSpec("toy", Path(__file__).parent, "test_toy.py::test_toy",
+                      metrics=("accuracy", "length"), data=("toy.jsonl",),
+                      data_source="the toy rows")]
 """
 
 

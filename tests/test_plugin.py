@@ -10,7 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from plugins.plots import distribution_plot
-from tests.conftest import TOY_CONFTEST, interruptible, read_json
+from tests.conftest import TOY_CONFTEST, TOY_SUITE, interruptible, read_json
 
 MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
 
@@ -115,23 +115,62 @@ def test_failing_gate_exits_one_and_names_the_gate(toy, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_gate_on_unknown_metric_fails(toy, mode):
+def test_gate_on_unknown_metric_is_a_usage_error(toy, mode):
     result, record = run(toy, mode, "--gate", "toy/acuracy>=0.1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and not record
+    result.stderr.fnmatch_lines(["*toy/acuracy>=0.1*suite toy has no metric 'acuracy'*accuracy, length*"])
+
+
+def test_pyproject_gate_on_unknown_suite_is_a_usage_error(toy):
+    toy.makepyprojecttoml(
+        "[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n"
+        "[tool.extractbench.gates]\n'FDA/accuracy' = '>= 0.99'\n"
+    )
+    result, record = run(toy, [])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and not record
+    result.stderr.fnmatch_lines(["*FDA/accuracy>=0.99 (pyproject.toml): unknown suite 'FDA'; known suites: fda, *toy*"])
+
+
+@pytest.mark.parametrize("expr", ["toy/accuracy<=1e999", "toy/accuracy>=nan"])
+def test_gate_threshold_must_be_finite(toy, expr):
+    result, record = run(toy, [], "--gate", expr)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and not record
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+def test_max_regression_must_be_finite(toy):
+    _, first = run(toy, [])
+    result, record = run(toy, [], "--baseline", str(toy.path / "record.json"), "--max-regression", "nan")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--max-regression nan: needs --baseline and a finite value*"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gate_of_a_selected_suite_without_scores_fails(toy, mode):
+    toy.makepyfile(
+        test_toy=TOY_SUITE.replace('score("accuracy"', 'raise RuntimeError("model exploded"); score("accuracy"')
+    )
+    result, record = run(toy, mode, "--gate", "toy/accuracy>=0.1")
     assert result.ret == 1
-    assert "no scores for toy/acuracy" in record["gates"][0]["reason"]
+    gate = record["gates"][0]
+    assert gate["passed"] is False and "24 items of toy failed" in gate["reason"]
+    assert record["verdict"]["word"] == "FAIL"
+    result.stdout.fnmatch_lines(["*verdict: FAIL (exit 1): 24 of 24 items failed: toy/d0/applicant: *RuntimeError: model exploded*"])
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_pyproject_gates_apply(toy, mode):
     toy.makepyprojecttoml(
         "[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n"
-        "[tool.extractbench.gates]\n'toy/accuracy' = '> 0.9'\n'other/accuracy' = '>= 0.5'\n"
+        "[tool.extractbench.gates]\n'toy/accuracy' = '> 0.9'\n'fda/accuracy' = '>= 0.5'\n"
     )
     result, record = run(toy, mode)
     assert result.ret == 1
     by_metric = {g["metric"]: g for g in record["gates"]}
     assert by_metric["toy/accuracy"]["passed"] is False
-    assert by_metric["other/accuracy"]["passed"] is None  # its suite did not run
+    fda = by_metric["fda/accuracy"]  # a suite this command did not select
+    assert fda["passed"] is None and "not selected by this command" in fda["reason"]
+    result.stdout.fnmatch_lines(["GATE NOT EVALUATED  fda/accuracy>=0.5: not evaluated: suite 'fda' not selected*"])
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -187,22 +226,52 @@ def test_non_gguf_model_file_is_usage_error(toy):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_missing_data_skips_with_one_line(toy, mode):
+def test_missing_data_is_a_usage_error_naming_what_and_how(toy, mode):
     (toy.path / "data" / "toy.jsonl").unlink()
-    result, _ = run(toy, mode, "-rs")
-    assert result.ret == 0
-    result.stdout.fnmatch_lines(["*SKIPPED*toy: data missing:*toy.jsonl not found*"])
+    start = time.monotonic()
+    result, record = run(toy, mode)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and not record
+    assert time.monotonic() - start < 10
+    result.stderr.fnmatch_lines(["ERROR: toy: data missing in *data: toy.jsonl (the toy rows)", "*--data-dir DIR*--skip-missing-data*"])
+
+
+def test_no_data_folder_at_all_is_a_usage_error(toy):
+    (toy.path / "data" / "toy.jsonl").unlink()
+    (toy.path / "data").rmdir()
+    result = toy.runpytest_subprocess("--backend", "fake", "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: toy: data missing in no data folder*: toy.jsonl*"])
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_malformed_data_line_stops_collection_with_file_and_line(toy, mode):
+def test_skip_missing_data_is_explicit_and_measures_nothing(toy, mode):
+    (toy.path / "data" / "toy.jsonl").unlink()
+    result, record = run(toy, mode, "-rs", "--skip-missing-data", "--gate", "toy/accuracy>=0.1")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # nothing measured: not a pass
+    assert record["verdict"]["word"] == "NOT EVALUATED"
+    gate = record["gates"][0]
+    assert gate["passed"] is None and "skipped (data missing" in gate["reason"]
+    result.stdout.fnmatch_lines(["*GATE NOT EVALUATED*skipped*", "*SKIPPED*toy: data missing (--skip-missing-data)*"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_malformed_data_line_is_a_usage_error_with_file_and_line(toy, mode):
     with (toy.path / "data" / "toy.jsonl").open("a") as fh:
         fh.write("{broken\n")
-    result, _ = run(toy, mode)
-    # pytest exits 2 (interrupted by a collection error); xdist reports it as 1
-    assert result.ret in (pytest.ExitCode.INTERRUPTED, pytest.ExitCode.TESTS_FAILED)
+    result, record = run(toy, mode)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "passed" not in result.stdout.str()
     result.stdout.fnmatch_lines(["*toy: *toy.jsonl:25: not valid JSON*"])
+    assert record["counts"]["items"] == 0 and not record["complete"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_suite_without_items_is_a_usage_error(toy, mode):
+    (toy.path / "data" / "toy.jsonl").write_text("")
+    result, record = run(toy, mode)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stdout.fnmatch_lines(["usage error: toy: the suite has no items*"])
+    assert record["complete"] is False
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -317,7 +386,7 @@ def test_html_and_markdown_reports(toy, mode):
     )
     assert result.ret == 0
     page = html.read_text()
-    assert "extractbench: PASSED" in page and "data:image/png;base64," in page
+    assert "extractbench: PASS" in page and "data:image/png;base64," in page
     assert "toy/d1/colour" in page and "accuracy=0.000" in page
     text = md.read_text()
     assert "| toy | accuracy | 0.6250 |" in text and "PASS >= 0.5" in text
