@@ -398,9 +398,11 @@ class Controller:
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         value = excinfo.value
-        if isinstance(value, pytest.Session.Interrupted) and "keyboard-interrupt" not in str(value):
-            return  # a stop we asked for, or collection errors: not a signal
-        self.state.interrupted = self.state.signal or "SIGINT"
+        if self.state.signal:
+            self.state.interrupted = self.state.signal
+        elif type(value) is KeyboardInterrupt or "keyboard-interrupt" in str(value):
+            self.state.interrupted = "SIGINT"  # Ctrl-C here, or in a worker (xdist says so)
+        # else: pytest's or xdist's Interrupted for a stop we asked for or collection errors
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:

@@ -7,25 +7,41 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from suites.files import decode
 from suites.item import DataError
 
 __all__ = ["iter_jsonl"]
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!r}")
+        seen[key] = value
+    return seen
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line of a JSONL file.
 
     Raises:
-        DataError: a line is not valid JSON or not a JSON object (``file:line: ...``).
+        DataError: a line is not UTF-8, not valid JSON, not a JSON object, or holds one
+            key twice (``file:line: ...``).
     """
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
+    offset = 0
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            line = decode(raw, f"{path}:{lineno}", offset)
+            offset += len(raw)
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = json.loads(line, object_pairs_hook=_no_duplicates)
             except json.JSONDecodeError as exc:
                 raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
+            except ValueError as exc:
+                raise DataError(f"{path}:{lineno}: {exc}") from None
             if not isinstance(row, dict):
                 raise DataError(f"{path}:{lineno}: expected a JSON object")
             yield lineno, row

@@ -2,26 +2,40 @@
 
 ``GET /v1/models``, ``POST /v1/completions`` and ``POST /v1/chat/completions``; the first
 ``fail_first`` completion requests get a 503 (then 429) answer with ``Retry-After: 0`` so
-the client's retries are exercised. Runs in a thread of the test process.
+the client's retries are exercised. ``fault`` makes every completion misbehave: ``500``
+(an HTTP 500), ``hang`` (no answer for 30 s), ``huge`` (a 1 MB answer), ``badjson``,
+``nonutf8``, ``nochoices``, ``nulltext``, ``badusage``. Runs in a thread of the test
+process.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from fixtures.models.fake import FakeBackend
 
 MODEL_ID = "fake-served"
+_OK = {"id": "x", "object": "text_completion", "created": 0, "model": MODEL_ID}
+BROKEN_BODIES: dict[str, bytes] = {
+    "badjson": b'{"choices": [{"text": "unterminated',
+    "nonutf8": b'{"choices": [{"text": "\xff\xfe"}]}',
+    "nochoices": json.dumps({**_OK, "choices": []}).encode(),
+    "nulltext": json.dumps({**_OK, "choices": [{"index": 0, "text": None}]}).encode(),
+    "badusage": json.dumps({**_OK, "choices": [{"index": 0, "text": "x"}],
+                            "usage": {"prompt_tokens": "many", "completion_tokens": -1}}).encode(),
+}  # fmt: skip
 
 
 class FakeOpenAIServer:
     """Start with :meth:`start`, stop with :meth:`stop`; ``url`` ends in ``/v1``."""
 
-    def __init__(self, fail_first: int = 0) -> None:
+    def __init__(self, fail_first: int = 0, fault: str | None = None) -> None:
         self.fail_first = fail_first
+        self.fault = fault
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._fake = FakeBackend()
@@ -31,8 +45,8 @@ class FakeOpenAIServer:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def _send(self, status: int, body: dict[str, Any]) -> None:
-                data = json.dumps(body).encode()
+            def _send(self, status: int, body: dict[str, Any] | bytes) -> None:
+                data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -57,6 +71,15 @@ class FakeOpenAIServer:
                     status = 503 if len(server.requests) % 2 else 429
                     self._send(status, {"error": {"message": "busy", "type": "overloaded"}})
                     return
+                if server.fault == "500":
+                    self._send(500, {"error": {"message": "internal error", "type": "server"}})
+                    return
+                if server.fault == "hang":
+                    time.sleep(30)
+                    return
+                if server.fault in BROKEN_BODIES:
+                    self._send(200, BROKEN_BODIES[server.fault])
+                    return
                 if body.get("model") != MODEL_ID:
                     self._send(404, {"error": {"message": f"model {body.get('model')} not found"}})
                     return
@@ -65,6 +88,8 @@ class FakeOpenAIServer:
                 gen = server._fake.generate(
                     prompt, max_tokens=body.get("max_tokens", 16), stop=body.get("stop") or ()
                 )
+                if server.fault == "huge":  # a server that ignores max_tokens
+                    gen = type(gen)("x" * 1_000_000, gen.prompt_tokens, 250_000, 0.0)
                 choice: dict[str, Any] = {"index": 0, "finish_reason": "stop"}
                 if chat:
                     choice["message"] = {"role": "assistant", "content": gen.text}

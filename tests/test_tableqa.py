@@ -130,7 +130,7 @@ def test_every_generated_question_has_exactly_one_answer_brute_force():
 
     total = 0
     for subset in LOOKUP_SUBSETS:
-        tables, questions = subset_questions(subset, DATA, dict(DEFAULTS))
+        tables, questions, _ = subset_questions(subset, DATA, dict(DEFAULTS))
         by_name = {t.name: t for t in tables}
         for qu in questions:
             _assert_one_answer(by_name[qu.table], qu)

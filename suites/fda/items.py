@@ -15,6 +15,7 @@ from typing import Any
 
 from suites.derived_cache import cached_json, digest_of
 from suites.fda.chunking import CHUNK_TOKENS, ChunkingError, GemmaTokenizer, Tokenizer, chunk_spans
+from suites.files import inside, read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.jsonl import iter_jsonl
 
@@ -34,7 +35,8 @@ def read_labels(path: Path) -> list[dict[str, Any]]:
         in file order.
 
     Raises:
-        DataError: a line is not a JSON object with those string fields, or a
+        DataError: a line is not a JSON object with those string fields, its
+            ``doc_file`` leaves the data folder, or a
             (doc_id, key) pair repeats; the message gives ``file:line``.
     """
     labels = []
@@ -43,6 +45,7 @@ def read_labels(path: Path) -> list[dict[str, Any]]:
         bad = [f for f in _FIELDS if not isinstance(row.get(f), str) or not row[f].strip()]
         if bad:
             raise DataError(f"{path}:{lineno}: missing or empty field(s) {', '.join(bad)}")
+        inside(path.parent.parent, str(Path(path.parent.name) / row["doc_file"]), f"{path}:{lineno}: doc_file")
         pair = (row["doc_id"], row["key"])
         if pair in seen:
             raise DataError(f"{path}:{lineno}: duplicate label for {row['doc_id']} / {row['key']}")
@@ -150,13 +153,7 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
     docs: dict[str, str] = {}
     for row in labels:
         if row["doc_id"] not in docs:
-            doc_path = labels_path.parent / row["doc_file"]
-            try:
-                docs[row["doc_id"]] = doc_path.read_text(encoding="utf-8")
-            except OSError as exc:
-                raise DataError(
-                    f"{labels_path}: document {doc_path} of {row['doc_id']}: {exc.strerror}"
-                ) from None
+            docs[row["doc_id"]] = read_text(labels_path.parent / row["doc_file"])
 
     from fixtures.models.files import default_model_path, file_sha256
 

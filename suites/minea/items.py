@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from suites.files import inside, read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.jsonl import iter_jsonl
 from suites.minea.encoder import MINILM, resolve_encoder
@@ -148,11 +149,10 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
             doc_id, rel, panel = str(row["doc_id"]), str(row["file"]), str(row.get("panel", ""))
         except KeyError as exc:
             raise DataError(f"{manifest}:{lineno}: lacks {exc}") from None
-        path = manifest.parent / rel
-        try:
-            haystack = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise DataError(f"{manifest}:{lineno}: haystack {path}: {exc.strerror}") from None
+        path = inside(
+            manifest.parent.parent, str(Path(manifest.parent.name) / rel), f"{manifest}:{lineno}: file"
+        )
+        haystack = read_text(path)
         window = [order[(cursor + i) % len(order)] for i in range(min(len(order), 64))]
         lowered = haystack.casefold()
         window = [n for n in window if n.name.casefold() not in lowered]  # needles are new

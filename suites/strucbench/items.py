@@ -14,17 +14,20 @@ from __future__ import annotations
 
 import ast
 import csv
+import io
 import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from suites.derived_cache import cached_json, digest_of
+from suites.files import read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.options import merge_options
 from suites.strucbench import render
 from suites.strucbench.prompts import build_prompt
 from suites.strucbench.tables import PARSERS, TableParseError
+from suites.tableqa.html import HTMLTableError, check_complete
 
 __all__ = ["DEFAULTS", "FORMATS", "load_items"]
 
@@ -34,7 +37,7 @@ SCIGEN_FILES = ("strucbench/scigen/test-CL.json", "strucbench/scigen/test-Other.
 WTQ_DIR = "tableqa/wtq/csv"
 DEFAULTS: dict[str, Any] = {"pscore": True, "max_cells": 60}
 MAX_TOKENS_CAP = 512
-CACHE_VERSION = "strucbench-items-v1"  # bump when rendering or prompts change
+CACHE_VERSION = "strucbench-items-v2"  # bump when rendering or prompts change
 
 
 def _literal(value: Any) -> Any:
@@ -84,7 +87,7 @@ def _e2e(data_dir: Path, opts: dict[str, Any]) -> list[Item]:
     if not path.is_file():
         raise DataMissing(f"{path} not found (see ../shared/data/SOURCES.md section 2)")
     first: dict[str, dict[str, str]] = {}
-    with path.open(encoding="utf-8", newline="") as fh:
+    with io.StringIO(read_text(path), newline="") as fh:
         for lineno, row in enumerate(csv.DictReader(fh), start=2):
             if not row.get("mr") or not row.get("ref") or "orig_mr" not in row:
                 raise DataError(f"{path}:{lineno}: expected columns mr, ref, orig_mr")
@@ -101,37 +104,76 @@ def _e2e(data_dir: Path, opts: dict[str, Any]) -> list[Item]:
     return items
 
 
-def _scigen(data_dir: Path, opts: dict[str, Any]) -> list[tuple[str, render.GoldTable]]:
+def _strings(value: Any, where: str, field: str, nested: bool = False) -> list[Any]:
+    try:
+        value = _literal(value)
+    except (ValueError, SyntaxError):
+        value = None
+    ok = isinstance(value, list) and all(
+        isinstance(v, list) and all(isinstance(c, str) for c in v) if nested else isinstance(v, str)
+        for v in value
+    )
+    if not ok:
+        kind = "a list of lists of strings" if nested else "a list of strings"
+        raise DataError(f"{where}: field {field} must be {kind}")
+    return value
+
+
+def _scigen(
+    data_dir: Path, opts: dict[str, Any], rejected: dict[str, list[str]]
+) -> list[tuple[str, render.GoldTable]]:
+    """SciGen tables up to ``max_cells``; empty or ragged tables (rows of another width
+    than the header) are left out and listed in ``rejected``."""
     tables = []
     for name in SCIGEN_FILES:
         path = data_dir / name
         if not path.is_file():
             raise DataMissing(f"{path} not found (see ../shared/data/SOURCES.md section 2)")
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_text(path))
         except json.JSONDecodeError as exc:
             raise DataError(f"{path}: not valid JSON ({exc.msg})") from None
+        if not isinstance(data, dict):
+            raise DataError(f"{path}: must be a JSON object of entries, not {type(data).__name__}")
         for key in sorted(data, key=lambda k: int(k) if k.isdigit() else k):
-            entry = data[key]
-            try:
-                header = _literal(entry["table_column_names"])
-                rows = _literal(entry["table_content_values"])
-                caption = entry["table_caption"]
-            except (KeyError, ValueError, SyntaxError) as exc:
-                raise DataError(f"{path}: entry {key}: {exc}") from None
-            table = render.scigen_table(caption, header, rows)
+            entry, where = data[key], f"{path}: entry {key}"
+            if not isinstance(entry, dict):
+                raise DataError(f"{where}: must be an object, not {type(entry).__name__}")
+            for field in ("table_column_names", "table_content_values", "table_caption"):
+                if field not in entry:
+                    raise DataError(f"{where}: field {field} is missing")
+            header = _strings(entry["table_column_names"], where, "table_column_names")
+            rows = _strings(entry["table_content_values"], where, "table_content_values", True)
+            if not isinstance(entry["table_caption"], str):
+                raise DataError(f"{where}: field table_caption must be a string")
+            label = f"{Path(name).stem}-{key}"
+            if not header or not rows:
+                rejected["empty"].append(label)
+                continue
+            if any(len(r) != len(header) for r in rows):
+                rejected["ragged"].append(label)
+                continue
+            table = render.scigen_table(entry["table_caption"], header, rows)
             if len(table.header) * (len(table.rows) + 1) <= opts["max_cells"]:
-                tables.append((f"{Path(name).stem}-{key}", table))
+                tables.append((label, table))
     return tables
 
 
-def _wtq(data_dir: Path, opts: dict[str, Any]) -> list[Item]:
+def _wtq(data_dir: Path, opts: dict[str, Any], rejected: dict[str, list[str]]) -> list[Item]:
     from bs4 import BeautifulSoup
 
     root = data_dir / WTQ_DIR
     items = []
     for path in sorted(root.glob("*/*.html")):
-        gold = render.reduce_html(path.read_text(encoding="utf-8"))
+        html = read_text(path)
+        try:
+            check_complete(html, str(path))
+            gold = render.reduce_html(html)
+        except HTMLTableError as exc:
+            raise DataError(str(exc)) from None
+        except ValueError:  # no <table>
+            rejected["no_table"].append(str(path.relative_to(root)))
+            continue
         parsed = BeautifulSoup(gold, "html.parser")
         grid = [
             [" ".join(c.get_text(" ").split()) for c in tr.find_all(["th", "td"])]
@@ -169,18 +211,19 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
     parts: list[bytes | str] = [CACHE_VERSION, json.dumps(opts, sort_keys=True)]
     parts += [p.read_bytes() for p in files]
 
-    def build() -> list[dict[str, Any]]:
+    def build() -> dict[str, Any]:
+        rejected: dict[str, list[str]] = {"empty": [], "ragged": [], "no_table": []}
         built = _e2e(data_dir, opts)
-        scigen = _scigen(data_dir, opts)
-        built += _wtq(data_dir, opts) if (data_dir / WTQ_DIR).is_dir() else []
+        scigen = _scigen(data_dir, opts, rejected)
+        built += _wtq(data_dir, opts, rejected) if (data_dir / WTQ_DIR).is_dir() else []
         for fmt, to_text in (("html", render.to_html), ("latex", render.to_latex)):
             for name, table in scigen:
                 text = render.content_description(table)
                 built.append(_item(fmt, "scigen", name, text, table, to_text(table), opts))
-        return [it.to_json() for it in built]
+        return {"items": [it.to_json() for it in built], "rejected": rejected}
 
-    rows = cached_json("strucbench-items", digest_of(parts), build)
-    items = [Item.from_json(row) for row in rows]
+    value = cached_json("strucbench-items", digest_of(parts), build)
+    items = [Item.from_json(row) for row in value["items"]]
     notes = {
         "source": "Struc-Bench (Tang et al. 2023): text-to-table in raw text, HTML, LaTeX; H-Score, P-Score",
         "data": "substitutes: E2E cleaned test set (raw), WikiTableQuestions tables and SciGen tables (HTML), "
@@ -190,5 +233,6 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
         "options": opts,
         "bertscore": "not computed (no local encoder loaded; the paper used roberta-large)",
         "items_per_format": {f: sum(1 for it in items if it.meta["format"] == f) for f in FORMATS},
+        "tables_rejected": value["rejected"],
     }
     return SuiteData(items=items, notes=notes)

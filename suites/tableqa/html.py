@@ -7,15 +7,27 @@ duplicated into every covered position.
 
 from __future__ import annotations
 
+import re
+
 from bs4 import BeautifulSoup, Tag
 
 from suites.tableqa.tables import Table
 
-__all__ = ["html_to_table", "HTMLTableError"]
+__all__ = ["html_to_table", "HTMLTableError", "check_complete"]
 
 
 class HTMLTableError(ValueError):
-    """The HTML holds no ``<table>`` with rows."""
+    """The HTML holds no ``<table>`` with rows (``broken`` False), or is truncated or
+    broken: a ``<table>`` never closed, markup left inside a cell (``broken`` True)."""
+
+    def __init__(self, message: str, broken: bool = False) -> None:
+        super().__init__(message)
+        self.broken = broken
+
+
+_OPEN_TABLE = re.compile(r"<table\b", re.IGNORECASE)
+_CLOSE_TABLE = re.compile(r"</table\s*>", re.IGNORECASE)
+_MARKUP = re.compile(r"<[A-Za-z/!]")
 
 
 def _span(cell: Tag, attr: str) -> int:
@@ -71,6 +83,19 @@ def _grid(table: Tag) -> tuple[list[list[str]], list[bool]]:
     return grid, header_flags
 
 
+def check_complete(html: str, name: str) -> None:
+    """Refuse truncated HTML: every ``<table>`` must be closed.
+
+    Raises:
+        HTMLTableError: (``broken``) more ``<table>`` than ``</table>`` tags.
+    """
+    opened, closed = len(_OPEN_TABLE.findall(html)), len(_CLOSE_TABLE.findall(html))
+    if opened > closed:
+        raise HTMLTableError(
+            f"{name}: truncated or broken HTML ({opened} <table> but {closed} </table>)", True
+        )
+
+
 def html_to_table(html: str, name: str) -> Table:
     """Parse the first ``<table>`` of ``html`` into a flat :class:`Table`.
 
@@ -80,8 +105,11 @@ def html_to_table(html: str, name: str) -> Table:
     name, not "Rank/Rank"). Short rows are padded with empty cells.
 
     Raises:
-        HTMLTableError: no table, or a table without rows.
+        HTMLTableError: no table, or a table without rows; ``broken`` when the HTML is
+            truncated (more ``<table>`` than ``</table>``) or a cell holds markup text
+            (a tag cut in half), which would silently give another table.
     """
+    check_complete(html, name)
     soup = BeautifulSoup(html, "html.parser")
     table = soup.find("table")
     if not isinstance(table, Tag):
@@ -104,5 +132,9 @@ def html_to_table(html: str, name: str) -> Table:
             if text and (not parts or parts[-1] != text):
                 parts.append(text)
         header.append("/".join(parts))
+    for r in grid:
+        for cell in r:
+            if _MARKUP.search(cell):
+                raise HTMLTableError(f"{name}: broken HTML: markup in a cell ({cell[:60]!r})", True)
     rows = tuple(tuple(r) for r in grid[n_header:])
     return Table(name=name, header=tuple(header), rows=rows)

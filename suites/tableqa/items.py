@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from suites.derived_cache import cached_json, digest_of
+from suites.files import read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.options import merge_options
 from suites.tableqa import synthetic, tablebench
@@ -49,7 +50,7 @@ TABLEBENCH_DEFAULTS: dict[str, Any] = {
 MIN_WIDTH, MAX_WIDTH, MIN_HEIGHT, MAX_HEIGHT = 2, 16, 1, 64  # article's table sizes
 MAX_TOKENS = 32
 STOP = ("\n",)
-CACHE_VERSION = "tableqa-questions-v1"  # bump when table parsing or sampling changes
+CACHE_VERSION = "tableqa-questions-v2"  # bump when table parsing or sampling changes
 
 
 def _options(
@@ -70,12 +71,22 @@ def _table_from_json(data: list[Any]) -> Table:
     return Table(name, tuple(header), tuple(tuple(r) for r in rows))
 
 
-def wiki_tables(data_dir: Path) -> list[Table]:
+def wiki_tables(data_dir: Path, dropped: dict[str, list[str]] | None = None) -> list[Table]:
     """The WikiTableQuestions test tables, normalised from HTML, sized W 2-16 and H 1-64.
+
+    Args:
+        data_dir: the data folder.
+        dropped: filled with the files left out: ``no_table`` (no ``<table>`` with rows)
+            and ``size`` (outside the article's W 2-16, H 1-64).
 
     Raises:
         DataMissing: the ``tableqa/wtq/csv`` folder is absent.
+        DataError: a file is not UTF-8, or its HTML is truncated or broken (unclosed
+            ``<table>``, markup left in a cell); the message names the file.
     """
+    dropped = dropped if dropped is not None else {}
+    dropped.setdefault("no_table", [])
+    dropped.setdefault("size", [])
     root = data_dir / WTQ_DIR
     files = sorted(root.glob("*/*.html"))
     if not files:
@@ -83,13 +94,16 @@ def wiki_tables(data_dir: Path) -> list[Table]:
     tables = []
     for path in files:
         try:
-            table = html_to_table(
-                path.read_text(encoding="utf-8"), str(path.relative_to(root).with_suffix(""))
-            )
-        except HTMLTableError:
+            table = html_to_table(read_text(path), str(path.relative_to(root).with_suffix("")))
+        except HTMLTableError as exc:
+            if exc.broken:
+                raise DataError(f"{path}: {exc}") from None
+            dropped["no_table"].append(str(path.relative_to(root)))
             continue
         if MIN_WIDTH <= table.width <= MAX_WIDTH and MIN_HEIGHT <= table.height <= MAX_HEIGHT:
             tables.append(table)
+        else:
+            dropped["size"].append(str(path.relative_to(root)))
     return tables
 
 
@@ -104,8 +118,9 @@ def synthetic_tables(subset: str, tables_per_width: int, seed: int) -> list[Tabl
 
 def subset_questions(
     subset: str, data_dir: Path, opts: dict[str, Any]
-) -> tuple[list[Table], list[Question]]:
-    """Tables and sampled questions of one subset, cached in the user cache.
+) -> tuple[list[Table], list[Question], dict[str, list[str]]]:
+    """Tables, sampled questions and the files left out (wiki) of one subset, cached in
+    the user cache.
 
     The cache key covers the subset, the options that change the sample, the Faker
     version (synthetic values) and, for wiki, the HTML files' contents.
@@ -128,19 +143,23 @@ def subset_questions(
     else:
         key.append(metadata.version("faker"))
 
+    dropped: dict[str, list[str]] = {}
+
     def build() -> dict[str, Any]:
         if subset == "wiki":
-            tables = wiki_tables(data_dir)
+            tables = wiki_tables(data_dir, dropped)
         else:
             tables = synthetic_tables(subset, opts["tables_per_width"], opts["seed"])
         questions = sample_questions(tables, opts["per_cell"], opts["seed"], MAX_WIDTH, MAX_HEIGHT)
         return {
             "tables": [_table_to_json(t) for t in tables],
             "questions": [astuple(qu) for qu in questions],
+            "dropped": dropped,
         }
 
     data = cached_json(f"tableqa-{subset}", digest_of(key), build)
-    return [_table_from_json(t) for t in data["tables"]], [Question(*q) for q in data["questions"]]
+    tables = [_table_from_json(t) for t in data["tables"]]
+    return tables, [Question(*q) for q in data["questions"]], data.get("dropped", {})
 
 
 def _lookup_items(
@@ -188,8 +207,10 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
     """
     opts = _options(options or {})
     items = []
+    dropped: dict[str, list[str]] = {}
     for subset in LOOKUP_SUBSETS:
-        tables, questions = subset_questions(subset, data_dir, opts)
+        tables, questions, left_out = subset_questions(subset, data_dir, opts)
+        dropped.update(left_out)
         items += _lookup_items(subset, tables, questions, opts)
     notes = {
         "source": "IDP team Table-QA article (Habr, 2024): wiki + syn1-syn5, exact match",
@@ -197,6 +218,10 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
         "template": TEMPLATES[opts["language"]],
         "missing_subsets": "gost (the article's technical-standard tables are not available)",
         "wiki_tables": "WikiTableQuestions pristine-unseen test tables (substitute for the article's Wikipedia set)",
+        "wiki_tables_dropped": {
+            "no_table": dropped.get("no_table", []),
+            "outside_size_range": len(dropped.get("size", [])),
+        },
         "questions_per_subset": {
             s: sum(1 for it in items if it.meta["subset"] == s) for s in LOOKUP_SUBSETS
         },

@@ -1,0 +1,374 @@
+"""A release decision never rests on nothing: black-box tests of the fail-closed cases,
+faults (killed worker, SIGTERM, a failing server) and reading records safely."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fixtures.models.base import ModelLoadError
+from fixtures.models.fake import FakeBackend
+from fixtures.models.wrappers import ServedBackend
+from plugins.cli import main as cli_main
+from tests.conftest import TOY_SUITE, interruptible, read_json
+from tests.fake_openai import MODEL_ID, FakeOpenAIServer
+from tests.test_plugin import MODES, run
+
+FAILING_SUITE = TOY_SUITE.replace(
+    'score("accuracy"', 'raise RuntimeError("model exploded"); score("accuracy"'
+)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+# ---------------------------------------------------------------- rescore, baseline
+
+
+def test_rescore_of_a_record_without_the_selected_suites_is_a_usage_error(toy):
+    _, record = run(toy, [])
+    for item in record["items"]:
+        item["suite"] = "fda"
+    (toy.path / "other.json").write_text(json.dumps(record))
+    result, _ = run(toy, [], "--rescore", str(toy.path / "other.json"))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*record holds no item of the selected suites (toy); it holds: fda*"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_baseline_sharing_no_item_fails_unless_allowed(toy, mode):
+    _, base = run(toy, [])
+    for item in base["items"]:
+        item["id"] = item["id"].replace("toy/", "toy/old-")
+    (toy.path / "base.json").write_text(json.dumps(base))
+    args = ("--baseline", str(toy.path / "base.json"), "--max-regression", "0.01")
+    result, record = run(toy, mode, *args)
+    assert result.ret == 1
+    assert record["baseline"]["failed"] and record["baseline"]["shared_items"] == 0
+    result.stdout.fnmatch_lines(["*not comparable: no item shared (24 in this run, 24 in the baseline)*"])
+    allowed, record = run(toy, mode, *args, "--allow-incomparable-baseline")
+    assert allowed.ret == 0 and not record["baseline"]["failed"]
+
+
+def test_a_partial_baseline_overlap_reports_the_shared_count(toy):
+    _, base = run(toy, [])
+    base["items"] = base["items"][:10]
+    (toy.path / "base.json").write_text(json.dumps(base))
+    result, record = run(toy, [], "--baseline", str(toy.path / "base.json"))
+    assert result.ret == 0 and record["baseline"]["shared_items"] == 10
+    result.stdout.fnmatch_lines(["*10 items shared (24 in this run, 10 in the baseline)*"])
+
+
+# ---------------------------------------------------------------- extractbench report
+
+
+@pytest.mark.parametrize("case", ["all-failed", "incomplete", "no-items", "passed"])
+def test_extractbench_report_gives_the_runs_own_verdict(toy, case, capsys):
+    extra: list[str] = []
+    if case == "all-failed":
+        toy.makepyfile(test_toy=FAILING_SUITE)
+    if case == "no-items":
+        (toy.path / "data" / "toy.jsonl").unlink()
+        extra = ["--skip-missing-data"]
+    result, record = run(toy, [], *extra)
+    path = toy.path / "record.json"
+    if case == "incomplete":  # as a run stopped before every item finished leaves it
+        record["items"] = record["items"][:5]
+        record["counts"].update(items=5, scored=5)
+        record["complete"] = False
+        path.write_text(json.dumps(record))
+        expected = 1
+    else:
+        expected = result.ret
+    assert cli_main(["report", str(path)]) == expected
+    out = capsys.readouterr().out
+    word = {"all-failed": "FAIL", "incomplete": "INCOMPLETE", "no-items": "NOT EVALUATED",
+            "passed": "PASS"}[case]  # fmt: skip
+    assert f"extractbench verdict: {word}" in out
+    md = toy.path / "s.md"
+    assert cli_main(["report", str(path), "--summary-md", str(md)]) == expected
+    assert md.read_text().startswith(f"## extractbench {word} (exit {expected})")
+
+
+def test_a_record_cannot_make_report_import_a_module(toy, tmp_path):
+    _, record = run(toy, [])
+    record["suites"]["toy"]["report"] = "evil"
+    record["suites"]["tableqa"] = {"report": "evil", "breakdown": []}
+    folder = tmp_path / "received"
+    folder.mkdir()
+    (folder / "RUN.json").write_text(json.dumps(record))
+    (folder / "evil.py").write_text("open('MARKER', 'w').write('ran')\n")
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from plugins.cli "
+         "import main; sys.exit(main(['report', 'RUN.json', '--summary-md', 'o.md']))", str(root)],
+        cwd=folder, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(folder)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert not (folder / "MARKER").exists()
+
+
+# ---------------------------------------------------------------- outputs
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_unwritable_run_record_exits_6_and_never_leaves_a_stale_one(toy, mode):
+    (toy.path / "afile").write_text("not a folder")
+    result, _ = run(toy, mode)  # a good record at record.json first
+    assert result.ret == 0
+    result = toy.runpytest_subprocess(
+        "--backend", "fake", "--data-dir", "data", "--report-json", "afile/run.json", *mode
+    )
+    assert result.ret == 6
+    result.stdout.fnmatch_lines(["NOT WRITTEN: run record afile/run.json: *", "*verdict: FAIL (exit 6)*"])
+
+
+def test_a_full_disk_exits_6_and_removes_the_earlier_record(toy):
+    result, before = run(toy, [])
+    assert result.ret == 0 and before
+    limit = 4096  # bytes: the record does not fit, as on a full disk
+
+    def small_disk() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data", "--no-cache",
+         "-p", "no:cacheprovider", "--report-json", "record.json"],
+        cwd=toy.path, capture_output=True, text=True, preexec_fn=small_disk,
+    )  # fmt: skip
+    assert proc.returncode == 6, proc.stdout[-2000:]
+    assert "NOT WRITTEN: run record record.json: File too large" in proc.stdout
+    assert "earlier run's record that was there has been removed" in proc.stdout
+    assert not (toy.path / "record.json").exists()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_unwritable_summary_exits_6_and_the_record_says_so(toy, mode):
+    (toy.path / "afile").write_text("not a folder")
+    result, record = run(toy, mode, "--summary-md", "afile/summary.md")
+    assert result.ret == 6
+    assert record["exit_status"] == 6 and record["verdict"]["word"] == "FAIL"
+    assert record["output_errors"][0].startswith("--summary-md afile/summary.md:")
+    assert "Traceback" not in result.stdout.str()
+
+
+# ---------------------------------------------------------------- items and models
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_model_that_fails_to_load_is_one_usage_error(toy, mode):
+    toy.makeconftest(
+        (toy.path / "conftest.py").read_text()
+        + "\nimport fixtures.models.fake as fake\n"
+        "def _broken(self):\n    raise RuntimeError('tensor data is truncated')\n"
+        "fake.FakeBackend.__init__ = _broken\n"
+    )
+    result, record = run(toy, mode, "--no-cache")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert record["usage_errors"] == [
+        "model fake-lookup failed to load: RuntimeError: tensor data is truncated"
+    ]
+    assert record["counts"]["items"] < 24  # the run stopped instead of retrying per item
+    result.stdout.fnmatch_lines(["*verdict: FAIL (exit 4): model fake-lookup failed to load*"])
+
+
+def test_a_failed_load_is_not_retried_for_every_item():
+    calls = []
+
+    def load():  # noqa: ANN202
+        calls.append(1)
+        raise ValueError("bad GGUF")
+
+    model = ServedBackend(FakeBackend().info, "fp", load, None)
+    for _ in range(3):
+        with pytest.raises(ModelLoadError, match="failed to load: ValueError: bad GGUF"):
+            model.generate("p", max_tokens=4)
+    assert len(calls) == 1
+
+
+def test_a_gguf_that_llama_cpp_cannot_load_is_a_usage_error_before_any_item(toy):
+    pytest.importorskip("llama_cpp")
+    (toy.path / "broken.gguf").write_bytes(b"GGUF" + b"\x03\x00\x00\x00" + os.urandom(4096))
+    start = time.monotonic()
+    result = toy.runpytest_subprocess("--model", "broken.gguf", "--data-dir", "data", "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert time.monotonic() - start < 30
+    result.stderr.fnmatch_lines(["ERROR: --model *broken.gguf: llama.cpp cannot load*"])
+    assert "passed" not in result.stdout.str() and "failed" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("option", ["nosuite.x=1", "toy.x=1"])
+def test_an_unknown_suite_option_is_a_usage_error(toy, option):
+    result, _ = run(toy, [], "--suite-option", option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    expected = (
+        "*unknown suite 'nosuite'; known suites: fda, *toy*"
+        if option.startswith("nosuite")
+        else "*toy.x: the toy suite has no options*"
+    )
+    result.stderr.fnmatch_lines([expected])
+
+
+def test_a_corrupt_generation_cache_is_one_usage_error(toy):
+    _, first = run(toy, [])
+    cache = toy.path / ".extractbench" / "cache.sqlite"
+    data = bytearray(cache.read_bytes())
+    data[100:] = os.urandom(len(data) - 100)  # garbage pages after the header
+    cache.write_bytes(bytes(data))
+    for suffix in ("-wal", "-shm"):
+        Path(str(cache) + suffix).unlink(missing_ok=True)
+    result, _ = run(toy, ["-n", "2"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: generation cache {cache}: cannot be used*delete the file*--no-cache*"])
+    assert "passed" not in result.stdout.str()
+
+
+# ---------------------------------------------------------------- faults
+
+
+def test_a_killed_worker_ends_the_run_promptly_and_is_recorded(toy):
+    record = toy.path / "record.json"
+    args = [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data",
+            "--report-json", str(record), "--toy-delay", "0.5", "-p", "no:cacheprovider",
+            "-n", "2", "--no-cache"]  # fmt: skip
+    proc = interruptible(args, toy.path)
+    time.sleep(4)
+    workers = _children(proc.pid)
+    assert workers, "no xdist workers found"
+    os.kill(workers[0], signal.SIGKILL)  # as the out-of-memory killer does
+    start = time.monotonic()
+    out, _ = proc.communicate(timeout=60)
+    assert time.monotonic() - start < 60
+    rec = read_json(record)
+    assert proc.returncode == 1, out.decode()[-3000:]
+    assert rec["complete"] is False and len(rec["crashes"]) == 1
+    crash = rec["crashes"][0]
+    assert crash["worker"].startswith("gw")
+    crashed = next(it for it in rec["items"] if it["id"] == crash["item"])
+    assert crashed["outcome"] == "failed" and crash["worker"] in crashed["error"]
+    assert len(rec["items"]) == 24 and rec["counts"]["failed"] == 1  # the rest finished, once
+    assert rec["verdict"]["word"] == "INCOMPLETE"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sigterm_writes_a_record_and_stops_the_workers(toy, mode):
+    record = toy.path / "record.json"
+    args = [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data",
+            "--report-json", str(record), "--toy-delay", "0.4", "-p", "no:cacheprovider",
+            "--no-cache", *mode]  # fmt: skip
+    proc = interruptible(args, toy.path)
+    time.sleep(5)
+    workers = _children(proc.pid)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 2, out.decode()[-3000:]
+    rec = read_json(record)
+    assert rec["complete"] is False and rec["interrupted"] == "SIGTERM"
+    assert 0 < rec["counts"]["scored"] < 24
+    assert all(g["passed"] is None for g in rec["gates"])
+    toy_suite = rec["suites"]["toy"]  # filled from the workers' first reports under -n
+    assert toy_suite["breakdown"] == ["key"] and toy_suite["notes"]["rows"] == 24
+    time.sleep(1)
+    assert not any(_alive(pid) for pid in workers)
+
+
+# ---------------------------------------------------------------- a failing server
+
+
+def openai_run(toy, server, *args):
+    record = toy.path / "openai.json"
+    result = toy.runpytest_subprocess(
+        "--backend", "openai", "--base-url", server.url, "--model-name", MODEL_ID,
+        "--data-dir", "data", "--report-json", str(record), "--no-cache", *args,
+    )  # fmt: skip
+    return result, (read_json(record) if record.exists() else {})
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_server_failing_every_request_trips_the_circuit_breaker(toy, mode):
+    server = FakeOpenAIServer(fault="500").start()
+    try:
+        start = time.monotonic()
+        result, record = openai_run(toy, server, "--max-retries", "1", "--max-failures", "4", *mode)
+        elapsed = time.monotonic() - start
+    finally:
+        server.stop()
+    assert result.ret == 1
+    assert record["complete"] is False
+    assert record["stopped"].startswith(f"{server.url}: 4 consecutive failed requests; last error: HTTP 500")
+    assert len(server.requests) <= 4 * 2 + 4  # each worker stops at 4 (+ the items in flight)
+    assert elapsed < 60
+    result.stdout.fnmatch_lines(["*verdict: INCOMPLETE (exit 1): run stopped: *4 consecutive failed requests*"])
+
+
+def test_a_hung_server_is_cut_by_the_request_timeout(toy):
+    server = FakeOpenAIServer(fault="hang").start()
+    try:
+        start = time.monotonic()
+        result, record = openai_run(
+            toy, server, "--request-timeout", "1", "--max-retries", "0", "--max-failures", "2"
+        )
+        elapsed = time.monotonic() - start
+    finally:
+        server.stop()
+    assert result.ret == 1 and elapsed < 30
+    assert "2 consecutive failed requests" in record["stopped"]
+    assert "Timeout" in record["stopped"]
+
+
+def test_an_answer_over_the_budget_is_truncated_and_flagged(toy):
+    server = FakeOpenAIServer(fault="huge").start()
+    try:
+        result, record = openai_run(toy, server, "--limit", "3")
+    finally:
+        server.stop()
+    assert result.ret == 0
+    calls = [c for it in record["items"] for c in it["calls"]]
+    assert len(calls) == 3 and all(c["truncated"] for c in calls)
+    assert all(len(c["text"]) == 8 * 32 and c["completion_tokens"] == 8 for c in calls)
+    assert (toy.path / "openai.json").stat().st_size < 200_000
+
+
+@pytest.mark.parametrize(
+    ("fault", "reason"),
+    [("badjson", "malformed answer"), ("nonutf8", "malformed answer"),
+     ("nochoices", "no choices"), ("nulltext", "choice 0 has no text"),
+     ("badusage", "bad usage")],
+)  # fmt: skip
+def test_a_malformed_answer_is_a_model_error_with_the_reason(toy, fault, reason):
+    server = FakeOpenAIServer(fault=fault).start()
+    try:
+        result, record = openai_run(toy, server, "--limit", "2")
+    finally:
+        server.stop()
+    assert result.ret == 1
+    errors = [it["error"] for it in record["items"]]
+    assert len(errors) == 2 and all("ModelError" in e and reason in e for e in errors), errors
+    assert not any(t in e for e in errors for t in ("IndexError", "TypeError", "AttributeError"))
