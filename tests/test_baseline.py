@@ -22,6 +22,8 @@ def record(
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
         "model": {"name": "m"},
+        "complete": True,
+        "counts": {"items": len(items), "expected": len(items), "scored": len(items), "failed": 0},
         "items": items,
     }
 
@@ -120,6 +122,6 @@ def test_cli_report_renders_and_gates_on_regression(tmp_path):
 def test_damaged_or_foreign_records_end_with_one_line(tmp_path, capsys, content, message):
     path = tmp_path / "run.json"
     path.write_text(content)
-    assert cli_main(["report", str(path), "--html", str(tmp_path / "x.html")]) == 2
+    assert cli_main(["report", str(path), "--html", str(tmp_path / "x.html")]) == 4
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1

@@ -44,7 +44,7 @@ def test_no_cache_and_cache_dir(toy):
     (toy.path / "c3").write_text("a file, not a folder")
     result, _ = run(toy, [], "--cache-dir", "c3")
     assert result.ret == 4
-    result.stderr.fnmatch_lines(["*--cache-dir c3: cannot open the generation cache*--no-cache*"])
+    result.stderr.fnmatch_lines(["*generation cache c3*cache.sqlite: cannot be used*--no-cache*"])
 
 
 def test_a_run_stopped_with_ctrl_c_resumes_from_the_cache(toy):

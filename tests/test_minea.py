@@ -578,4 +578,4 @@ def test_needles_command_writes_the_default_set_of_a_run(tmp_path, capsys):
     default = needle_set({**DEFAULTS, "per_type": 3, "seed": 2}, load_schema())
     assert written.sha256 == default.sha256 and written.needles == default.needles
     assert "sha256" in capsys.readouterr().out
-    assert main(["needles", str(tmp_path / "x.jsonl"), "--schema", str(tmp_path / "no.json")]) == 2
+    assert main(["needles", str(tmp_path / "x.jsonl"), "--schema", str(tmp_path / "no.json")]) == 4
