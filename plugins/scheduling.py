@@ -42,11 +42,18 @@ class CrashSafeLoadGroupScheduling(LoadGroupScheduling):
         return crashitem
 
     def _reschedule(self, node: Any) -> None:
-        """Give ``node`` work while it has fewer than two items pending, and shut it down
-        once the queue is empty (a worker runs an item only when it knows the next one
-        or that there is none)."""
+        """xdist's rule (one more work unit when the node has at most two items pending),
+        plus: a node left with a single pending item gets more, or is shut down once the
+        queue is empty (a worker runs an item only when it knows the next one or that
+        there is none, so a lone item would wait forever)."""
         if node.shutting_down:
             return
+        if not self.workqueue:
+            node.shutdown()
+            return
+        if self._pending_of(self.assigned_work[node]) > 2:
+            return
+        self._assign_work_unit(node)
         while self.workqueue and self._pending_of(self.assigned_work[node]) < 2:
             self._assign_work_unit(node)
         if not self.workqueue:
