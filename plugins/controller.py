@@ -505,12 +505,16 @@ class Controller:
         folder, stem = state.report_path.parent, state.report_path.stem
         try:
             folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # nothing can be written there; the record says so below
+            state.extra_lines, suite_files = suite_lines_and_artifacts(record, state.registry, None)
+            state.output_errors.append(
+                f"run record {state.report_path}: cannot create its folder ({exc.strerror or exc}); "
+                + remove_stale(state.report_path)
+            )
+        else:
             state.extra_lines, suite_files = suite_lines_and_artifacts(
                 record, state.registry, state.report_path
             )
-        except OSError as exc:
-            state.extra_lines, suite_files = [], []
-            state.output_errors.append(f"reports folder {folder}: {exc}")
         plots: list[Path] = []
         if not state.output_errors:
             try:
@@ -524,6 +528,8 @@ class Controller:
             self._decide(record)
             self._write_markdown(record, Path(md_path))
         self._decide(record)
+        if any(e.startswith("run record ") for e in state.output_errors):
+            return
         try:
             state.written = write_record(record, state.report_path)
         except OSError as exc:

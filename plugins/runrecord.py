@@ -45,7 +45,7 @@ def remove_stale(path: Path) -> str:
     takes it for this run's. Returns one line saying what became of it."""
     try:
         path.unlink()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return "no file was left there"
     except OSError as exc:
         return (

@@ -44,7 +44,10 @@ def test_a_label_cannot_read_outside_the_data_folder(tmp_path, doc_file):
     from suites.fda.items import load_items
 
     data = _fda_data(tmp_path / "data", doc_file)
-    with pytest.raises(DataError, match=r"fda_kv_labels_derived.jsonl:1: doc_file: path .* is outside the data folder"):
+    with pytest.raises(
+        DataError,
+        match=r"fda_kv_labels_derived.jsonl:1: doc_file: path .* is outside the data folder",
+    ):
         load_items(data)
 
 

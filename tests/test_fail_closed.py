@@ -58,7 +58,9 @@ def test_rescore_of_a_record_without_the_selected_suites_is_a_usage_error(toy):
     (toy.path / "other.json").write_text(json.dumps(record))
     result, _ = run(toy, [], "--rescore", str(toy.path / "other.json"))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*record holds no item of the selected suites (toy); it holds: fda*"])
+    result.stderr.fnmatch_lines(
+        ["*record holds no item of the selected suites (toy); it holds: fda*"]
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -71,7 +73,9 @@ def test_a_baseline_sharing_no_item_fails_unless_allowed(toy, mode):
     result, record = run(toy, mode, *args)
     assert result.ret == 1
     assert record["baseline"]["failed"] and record["baseline"]["shared_items"] == 0
-    result.stdout.fnmatch_lines(["*not comparable: no item shared (24 in this run, 24 in the baseline)*"])
+    result.stdout.fnmatch_lines(
+        ["*not comparable: no item shared (24 in this run, 24 in the baseline)*"]
+    )
     allowed, record = run(toy, mode, *args, "--allow-incomparable-baseline")
     assert allowed.ret == 0 and not record["baseline"]["failed"]
 
@@ -146,7 +150,9 @@ def test_an_unwritable_run_record_exits_6_and_never_leaves_a_stale_one(toy, mode
         "--backend", "fake", "--data-dir", "data", "--report-json", "afile/run.json", *mode
     )
     assert result.ret == 6
-    result.stdout.fnmatch_lines(["NOT WRITTEN: run record afile/run.json: *", "*verdict: FAIL (exit 6)*"])
+    result.stdout.fnmatch_lines(
+        ["NOT WRITTEN: run record afile/run.json: *", "*verdict: FAIL (exit 6)*"]
+    )
 
 
 def test_a_full_disk_exits_6_and_removes_the_earlier_record(toy):
@@ -185,8 +191,7 @@ def test_an_unwritable_summary_exits_6_and_the_record_says_so(toy, mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_a_model_that_fails_to_load_is_one_usage_error(toy, mode):
     toy.makeconftest(
-        (toy.path / "conftest.py").read_text()
-        + "\nimport fixtures.models.fake as fake\n"
+        (toy.path / "conftest.py").read_text() + "\nimport fixtures.models.fake as fake\n"
         "def _broken(self):\n    raise RuntimeError('tensor data is truncated')\n"
         "fake.FakeBackend.__init__ = _broken\n"
     )
@@ -246,7 +251,9 @@ def test_a_corrupt_generation_cache_is_one_usage_error(toy):
         Path(str(cache) + suffix).unlink(missing_ok=True)
     result, _ = run(toy, ["-n", "2"])
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines([f"ERROR: generation cache {cache}: cannot be used*delete the file*--no-cache*"])
+    result.stderr.fnmatch_lines(
+        [f"ERROR: generation cache {cache}: cannot be used*delete the file*--no-cache*"]
+    )
     assert "passed" not in result.stdout.str()
 
 
@@ -322,10 +329,14 @@ def test_a_server_failing_every_request_trips_the_circuit_breaker(toy, mode):
         server.stop()
     assert result.ret == 1
     assert record["complete"] is False
-    assert record["stopped"].startswith(f"{server.url}: 4 consecutive failed requests; last error: HTTP 500")
+    assert record["stopped"].startswith(
+        f"{server.url}: 4 consecutive failed requests; last error: HTTP 500"
+    )
     assert len(server.requests) <= 4 * 2 + 4  # each worker stops at 4 (+ the items in flight)
     assert elapsed < 60
-    result.stdout.fnmatch_lines(["*verdict: INCOMPLETE (exit 1): run stopped: *4 consecutive failed requests*"])
+    result.stdout.fnmatch_lines(
+        ["*verdict: INCOMPLETE (exit 1): run stopped: *4 consecutive failed requests*"]
+    )
 
 
 def test_a_hung_server_is_cut_by_the_request_timeout(toy):

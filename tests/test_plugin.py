@@ -118,7 +118,9 @@ def test_failing_gate_exits_one_and_names_the_gate(toy, mode):
 def test_gate_on_unknown_metric_is_a_usage_error(toy, mode):
     result, record = run(toy, mode, "--gate", "toy/acuracy>=0.1")
     assert result.ret == pytest.ExitCode.USAGE_ERROR and not record
-    result.stderr.fnmatch_lines(["*toy/acuracy>=0.1*suite toy has no metric 'acuracy'*accuracy, length*"])
+    result.stderr.fnmatch_lines(
+        ["*toy/acuracy>=0.1*suite toy has no metric 'acuracy'*accuracy, length*"]
+    )
 
 
 def test_pyproject_gate_on_unknown_suite_is_a_usage_error(toy):
@@ -128,7 +130,9 @@ def test_pyproject_gate_on_unknown_suite_is_a_usage_error(toy):
     )
     result, record = run(toy, [])
     assert result.ret == pytest.ExitCode.USAGE_ERROR and not record
-    result.stderr.fnmatch_lines(["*FDA/accuracy>=0.99 (pyproject.toml): unknown suite 'FDA'; known suites: fda, *toy*"])
+    result.stderr.fnmatch_lines(
+        ["*FDA/accuracy>=0.99 (pyproject.toml): unknown suite 'FDA'; known suites: fda, *toy*"]
+    )
 
 
 @pytest.mark.parametrize("expr", ["toy/accuracy<=1e999", "toy/accuracy>=nan"])
@@ -140,7 +144,9 @@ def test_gate_threshold_must_be_finite(toy, expr):
 
 def test_max_regression_must_be_finite(toy):
     _, first = run(toy, [])
-    result, record = run(toy, [], "--baseline", str(toy.path / "record.json"), "--max-regression", "nan")
+    result, record = run(
+        toy, [], "--baseline", str(toy.path / "record.json"), "--max-regression", "nan"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--max-regression nan: needs --baseline and a finite value*"])
 
@@ -148,14 +154,20 @@ def test_max_regression_must_be_finite(toy):
 @pytest.mark.parametrize("mode", MODES)
 def test_gate_of_a_selected_suite_without_scores_fails(toy, mode):
     toy.makepyfile(
-        test_toy=TOY_SUITE.replace('score("accuracy"', 'raise RuntimeError("model exploded"); score("accuracy"')
+        test_toy=TOY_SUITE.replace(
+            'score("accuracy"', 'raise RuntimeError("model exploded"); score("accuracy"'
+        )
     )
     result, record = run(toy, mode, "--gate", "toy/accuracy>=0.1")
     assert result.ret == 1
     gate = record["gates"][0]
     assert gate["passed"] is False and "24 items of toy failed" in gate["reason"]
     assert record["verdict"]["word"] == "FAIL"
-    result.stdout.fnmatch_lines(["*verdict: FAIL (exit 1): 24 of 24 items failed: toy/d0/applicant: *RuntimeError: model exploded*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*verdict: FAIL (exit 1): 24 of 24 items failed: toy/d0/applicant: *RuntimeError: model exploded*"
+        ]
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -170,7 +182,9 @@ def test_pyproject_gates_apply(toy, mode):
     assert by_metric["toy/accuracy"]["passed"] is False
     fda = by_metric["fda/accuracy"]  # a suite this command did not select
     assert fda["passed"] is None and "not selected by this command" in fda["reason"]
-    result.stdout.fnmatch_lines(["GATE NOT EVALUATED  fda/accuracy>=0.5: not evaluated: suite 'fda' not selected*"])
+    result.stdout.fnmatch_lines(
+        ["GATE NOT EVALUATED  fda/accuracy>=0.5: not evaluated: suite 'fda' not selected*"]
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -232,7 +246,12 @@ def test_missing_data_is_a_usage_error_naming_what_and_how(toy, mode):
     result, record = run(toy, mode)
     assert result.ret == pytest.ExitCode.USAGE_ERROR and not record
     assert time.monotonic() - start < 10
-    result.stderr.fnmatch_lines(["ERROR: toy: data missing in *data: toy.jsonl (the toy rows)", "*--data-dir DIR*--skip-missing-data*"])
+    result.stderr.fnmatch_lines(
+        [
+            "ERROR: toy: data missing in *data: toy.jsonl (the toy rows)",
+            "*--data-dir DIR*--skip-missing-data*",
+        ]
+    )
 
 
 def test_no_data_folder_at_all_is_a_usage_error(toy):
@@ -251,7 +270,9 @@ def test_skip_missing_data_is_explicit_and_measures_nothing(toy, mode):
     assert record["verdict"]["word"] == "NOT EVALUATED"
     gate = record["gates"][0]
     assert gate["passed"] is None and "skipped (data missing" in gate["reason"]
-    result.stdout.fnmatch_lines(["*GATE NOT EVALUATED*skipped*", "*SKIPPED*toy: data missing (--skip-missing-data)*"])
+    result.stdout.fnmatch_lines(
+        ["*GATE NOT EVALUATED*skipped*", "*SKIPPED*toy: data missing (--skip-missing-data)*"]
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)

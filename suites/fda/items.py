@@ -45,7 +45,11 @@ def read_labels(path: Path) -> list[dict[str, Any]]:
         bad = [f for f in _FIELDS if not isinstance(row.get(f), str) or not row[f].strip()]
         if bad:
             raise DataError(f"{path}:{lineno}: missing or empty field(s) {', '.join(bad)}")
-        inside(path.parent.parent, str(Path(path.parent.name) / row["doc_file"]), f"{path}:{lineno}: doc_file")
+        inside(
+            path.parent.parent,
+            str(Path(path.parent.name) / row["doc_file"]),
+            f"{path}:{lineno}: doc_file",
+        )
         pair = (row["doc_id"], row["key"])
         if pair in seen:
             raise DataError(f"{path}:{lineno}: duplicate label for {row['doc_id']} / {row['key']}")

@@ -150,7 +150,9 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
         except KeyError as exc:
             raise DataError(f"{manifest}:{lineno}: lacks {exc}") from None
         path = inside(
-            manifest.parent.parent, str(Path(manifest.parent.name) / rel), f"{manifest}:{lineno}: file"
+            manifest.parent.parent,
+            str(Path(manifest.parent.name) / rel),
+            f"{manifest}:{lineno}: file",
         )
         haystack = read_text(path)
         window = [order[(cursor + i) % len(order)] for i in range(min(len(order), 64))]
