@@ -12,12 +12,20 @@ or INCOMPLETE, 2 interrupted, 5 nothing measured, 6 outputs not written); 4 on b
                                    [--schema PATH] [--model GGUF] [--data-dir DIR]
 
 writes a MINEA needle set (``--suite-option minea.needles=OUT.jsonl`` uses it).
+
+    extractbench data fetch [SUITE...] [--mirror URL] [--dest DIR]
+    extractbench data verify [DIR] [--suite SUITE]
+    extractbench data info
+
+download the pinned data (hash-checked) into the user cache, check a local copy against
+the manifest (missing, changed, extra files, one line each), list sources and licenses.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -29,6 +37,8 @@ from plugins.markdown import summary_markdown
 from plugins.plots import metric_plots
 from plugins.runrecord import RecordError, read_record
 from plugins.verdict import USAGE_ERROR, verdict
+from suites.datasets.fetch import MIRROR_ENV
+from suites.datasets.manifest import MANIFEST_PATH
 from suites.registry import Registry
 
 __all__ = ["main"]
@@ -116,6 +126,56 @@ def needles(args: argparse.Namespace) -> int:
     return 0
 
 
+def data_command(args: argparse.Namespace) -> int:
+    """``extractbench data fetch|verify|info``."""
+    from suites.datasets.fetch import FetchError, data_cache_dir, fetch
+    from suites.datasets.manifest import load_manifest
+
+    manifest = load_manifest()
+    unknown = [s for s in getattr(args, "suites", []) if s not in manifest.suites]
+    if unknown:
+        print(f"extractbench: unknown suite(s) {', '.join(unknown)}; the manifest lists: "
+              f"{', '.join(manifest.suites)}", file=sys.stderr)  # fmt: skip
+        return USAGE_ERROR
+    cache = data_cache_dir(manifest)
+    if args.data_command == "fetch":
+        dest = Path(args.dest) if args.dest else cache
+        suites = args.suites or list(manifest.suites)
+        try:
+            done = fetch(manifest, suites, dest, mirror=args.mirror or os.environ.get(MIRROR_ENV),
+                         progress=sys.stderr.isatty())  # fmt: skip
+        except FetchError as exc:
+            print(f"extractbench: {exc}", file=sys.stderr)
+            return 1
+        problems = [p for p in manifest.verify(dest, suites) if not p.startswith("extra")]
+        for line in problems:
+            print(line, file=sys.stderr)
+        print(f"{dest}: {', '.join(suites)} verified ({len(done)} files fetched or built)")
+        return 1 if problems else 0
+    if args.data_command == "verify":
+        folder = Path(args.dir) if args.dir else cache
+        if not folder.is_dir():
+            print(f"extractbench: {folder}: no such folder", file=sys.stderr)
+            return USAGE_ERROR
+        suites = args.suites or list(manifest.suites)
+        problems = manifest.verify(folder, suites)
+        for line in problems:
+            print(line)
+        failing = [p for p in problems if not p.startswith("extra")]
+        print(f"{folder}: {len(manifest.files(suites))} files of {', '.join(suites)}: "
+              + (f"{len(failing)} missing or changed" if failing else "all verified"))  # fmt: skip
+        return 1 if failing else 0
+    print(f"data manifest {manifest.version} ({MANIFEST_PATH})")
+    print(f"user cache: {cache}")
+    for name, source in manifest.sources.items():
+        print(f"source {name}: {source.repository}@{source.commit[:12]}: {source.license}")
+    for suite, files in manifest.suites.items():
+        size = sum(e.size for e in files.values()) / 1e6
+        here = "present" if cache.is_dir() and not manifest.missing(cache, [suite]) else "absent"
+        print(f"{suite}: {len(files)} files, {size:.1f} MB; user cache: {here}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``extractbench`` console script."""
     parser = argparse.ArgumentParser(
@@ -160,7 +220,26 @@ def main(argv: list[str] | None = None) -> int:
     ndl.add_argument("--schema", metavar="PATH", help="schema JSON (default: the shipped one)")
     ndl.add_argument("--model", metavar="GGUF", help="llm: model file (default: Gemma 3 270M)")
     ndl.add_argument("--data-dir", metavar="DIR", help="llm: data folder with minea/haystacks/")
+    dat = sub.add_parser(
+        "data",
+        help="fetch, verify or list the benchmark data of the manifest",
+        description="The pinned benchmark data: every file a suite reads, with its upstream "
+        "source, sha256 and license (suites/datasets/manifest.json).",
+    )
+    dsub = dat.add_subparsers(dest="data_command", required=True)
+    fet = dsub.add_parser("fetch", help="download (hash-checked) into the user cache")
+    fet.add_argument("suites", nargs="*", metavar="SUITE", help="suites to fetch (default: all)")
+    fet.add_argument("--mirror", metavar="URL", help="base URL laid out like the data folder "
+                     "(default $EXTRACTBENCH_DATA_MIRROR, else the upstream repositories)")  # fmt: skip
+    fet.add_argument("--dest", metavar="DIR", help="folder to fill (default: the user cache)")
+    ver = dsub.add_parser("verify", help="check a local copy against the manifest")
+    ver.add_argument("dir", nargs="?", metavar="DIR", help="data folder (default: the user cache)")
+    ver.add_argument("--suite", dest="suites", action="append", default=[], metavar="SUITE",
+                     help="only this suite's files (repeatable)")  # fmt: skip
+    dsub.add_parser("info", help="sources, licenses, sizes and what is present")
     args = parser.parse_args(argv)
+    if args.command == "data":
+        return data_command(args)
     if args.command == "needles":
         if args.per_type < 1:
             parser.error("--per-type must be at least 1")

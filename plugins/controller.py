@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import platform
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -20,7 +21,13 @@ from typing import Any
 import pytest
 from _pytest.reports import TestReport
 
-from fixtures.plugin import DATA_DIR_KEY, JUDGE_SPEC_KEY, MODEL_SPEC_KEY, REPLAY_KEY
+from fixtures.plugin import (
+    DATA_CHOICE_KEY,
+    DATA_DIR_KEY,
+    JUDGE_SPEC_KEY,
+    MODEL_SPEC_KEY,
+    REPLAY_KEY,
+)
 from plugins.atomic import atomic_write_text
 from plugins.evaluation import evaluate
 from plugins.grouping import GroupingLost, ungrouped_items
@@ -31,6 +38,9 @@ from plugins.runrecord import SCHEMA_VERSION, remove_stale, write_record
 from plugins.state import USAGE_PREFIX, RunState
 from plugins.terminal import score_table
 from plugins.verdict import verdict
+from suites.datasets.manifest import load_manifest
+from suites.datasets.provenance import data_provenance
+from suites.datasets.resolve import DataDirError, choose_data_dir, offline_from_env
 from suites.registry import SOURCES_HINT, Registry
 
 __all__ = [
@@ -134,6 +144,7 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
         "crashes": list(state.crashes),
         "suites_skipped": dict(state.skipped),
         "output_errors": list(state.output_errors),
+        "data": state.data,
         "model": model,
         "settings": _run_settings(config, state),
         "suites": state.suites,
@@ -324,8 +335,22 @@ class Controller:
                 )
             selected = chosen
         state.selected = [spec.name for spec in selected]
+        manifest = load_manifest()
+        choice = config.stash[DATA_CHOICE_KEY]
+        if choice is None:  # nothing explicit: the user cache, ../shared/data, or fetch
+            try:
+                choice = choose_data_dir(
+                    manifest, state.selected, config.rootpath,
+                    offline=config.getoption("offline") or offline_from_env(),
+                    mirror=config.getoption("mirror"), progress=sys.stderr.isatty(),
+                    say=lambda line: print(line, file=sys.stderr, flush=True),
+                )  # fmt: skip
+            except DataDirError as exc:
+                raise pytest.UsageError(str(exc)) from None
+            config.stash[DATA_CHOICE_KEY] = choice
+            config.stash[DATA_DIR_KEY] = choice.folder
         data_dir = config.stash[DATA_DIR_KEY]
-        where = str(data_dir) if data_dir else "no data folder (none given, ../shared/data absent)"
+        where = str(data_dir) if data_dir else "no data folder (none given, none cached, ../shared/data absent)"
         lines = []
         for spec in selected:
             missing = spec.missing_data(data_dir)
@@ -339,10 +364,13 @@ class Controller:
             else:
                 lines.append(line)
         if lines:
+            fetchable = [s for s in state.selected if s in manifest.suites and s not in state.skipped]
+            how = f"`extractbench data fetch {' '.join(fetchable)}` (or run without --offline), or " if fetchable else ""
             raise pytest.UsageError(
                 "\n".join(lines)
-                + f"\nto get the data: {SOURCES_HINT}; or --skip-missing-data to skip such suites"
+                + f"\nto get the data: {how}{SOURCES_HINT}; or --skip-missing-data to skip such suites"
             )
+        state.data = data_provenance(manifest, choice, data_dir, state.selected, state.skipped)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A collection error (a worker's too) is a usage error: bad data, a suite without

@@ -44,6 +44,7 @@ class RunState:
     interrupted: str | None = None  # "SIGINT" or "SIGTERM"
     signal: str | None = None  # the signal our handler turned into KeyboardInterrupt
     stopped: str | None = None  # why the run was stopped early (circuit breaker, ...)
+    data: dict[str, Any] = field(default_factory=dict)  # data provenance for the record
     record: dict[str, Any] | None = None
     extra_lines: list[str] = field(default_factory=list)
     artifacts: list[Path] = field(default_factory=list)

@@ -1,0 +1,173 @@
+"""Downloading the pinned data with pooch (hash-checked, retried) into the user cache.
+
+Every downloaded file is checked against the manifest's sha256 before it takes its
+place (pooch downloads to a temporary file and moves it only after the check), so an
+interrupted or truncated download never leaves a file that passes verification, and a
+cached file whose hash no longer matches is downloaded again. Files the project builds
+(``suites.datasets.derive``) are built from the downloaded ones and checked the same way.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from suites.datasets import derive
+from suites.datasets.manifest import FileEntry, Manifest, file_sha256
+
+__all__ = ["FetchError", "data_cache_dir", "fetch", "MIRROR_ENV", "OFFLINE_ENV"]
+
+MIRROR_ENV = "EXTRACTBENCH_DATA_MIRROR"
+CACHE_ENV = "EXTRACTBENCH_DATA_CACHE"
+OFFLINE_ENV = "EXTRACTBENCH_OFFLINE"
+
+
+class FetchError(Exception):
+    """A file could not be downloaded or did not verify; the message names it and why."""
+
+
+def data_cache_dir(manifest: Manifest) -> Path:
+    """``<user cache>/extractbench/data/<manifest version>`` (platformdirs), or
+    ``$EXTRACTBENCH_DATA_CACHE/<manifest version>``."""
+    import platformdirs
+
+    root = os.environ.get(CACHE_ENV)
+    base = Path(root).expanduser() if root else platformdirs.user_cache_path("extractbench") / "data"
+    return base / manifest.version
+
+
+def _url(entry: FileEntry, mirror: str | None) -> str:
+    if mirror:
+        return mirror.rstrip("/") + "/" + entry.path
+    return entry.url
+
+
+def _build(name: str, dest: Path, manifest: Manifest, entries: dict[str, FileEntry]) -> bytes:
+    def panels(suite: str, suffix: str) -> dict[str, str]:
+        out = {}
+        for path, entry in manifest.suites[suite].items():
+            if not entry.build:
+                doc_id = Path(path).name.removesuffix(suffix)
+                out[doc_id] = entry.upstream.rsplit("/", 2)[-2]
+        return out
+
+    if name == "fda-labels":
+        return derive.fda_labels_file(
+            derive.read_docs(dest / "fda/docs", "{}_REVIEW.md", panels("fda", "_REVIEW.md"))
+        )
+    if name == "minea-manifest":
+        return derive.minea_manifest_file(
+            derive.read_docs(dest / "minea/haystacks", "{}.md", panels("minea", ".md"))
+        )
+    raise FetchError(f"unknown builder {name!r} in the manifest")
+
+
+def _place(dest: Path, entry: FileEntry, data: bytes) -> None:
+    import hashlib
+
+    sha = hashlib.sha256(data).hexdigest()
+    if sha != entry.sha256:
+        raise FetchError(
+            f"{entry.path}: built file does not match the manifest (sha256 {sha[:12]}, "
+            f"expected {entry.sha256[:12]})"
+        )
+    target = dest / entry.path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, target)
+
+
+def fetch(
+    manifest: Manifest,
+    suites: Iterable[str],
+    dest: Path,
+    mirror: str | None = None,
+    progress: bool = True,
+    say: Callable[[str], None] = print,
+) -> list[str]:
+    """Download (or build) every file of ``suites`` into ``dest`` and verify it.
+
+    Args:
+        manifest: the data manifest.
+        suites: suite names (each must be in the manifest).
+        dest: the data folder to fill (laid out like ``../shared/data``).
+        mirror: a base URL laid out like the data folder, used instead of the upstream
+            URLs (an internal HTTP server, an S3 bucket behind HTTP).
+        progress: show a progress bar per suite (tqdm, on stderr).
+        say: where the one line per suite goes.
+
+    Returns:
+        The paths that were downloaded or built (empty when everything was there).
+
+    Raises:
+        FetchError: a download failed after retries (server refuses, not found, times
+            out) or did not match its sha256; the message names the file and URL.
+    """
+    import pooch
+    import requests
+
+    pooch.get_logger().setLevel(logging.WARNING)
+    names = list(suites)
+    done: list[str] = []
+    for suite in names:
+        entries = manifest.suites[suite]
+        downloads = {
+            p: e for p, e in entries.items()
+            if not e.build or (mirror and e.build == "tablebench-examples")
+        }  # fmt: skip
+        todo = [
+            p for p, e in downloads.items()
+            if not (dest / p).is_file() or (dest / p).stat().st_size != e.size
+            or file_sha256(dest / p) != e.sha256
+        ]  # fmt: skip
+        built = [p for p, e in entries.items() if e.build and p not in downloads]
+        stale = [p for p in built if not (dest / p).is_file() or file_sha256(dest / p) != entries[p].sha256]
+        if not todo and not stale:
+            continue
+        size = sum(downloads[p].size for p in todo) / 1e6
+        where = mirror or "upstream repositories (raw.githubusercontent.com)"
+        say(f"extractbench: fetching {suite}: {len(todo)} files, {size:.1f} MB from {where}")
+        registry = {}
+        urls = {}
+        for p in todo:
+            entry = downloads[p]
+            known = entry.sha256 if (mirror or not entry.build) else None
+            registry[p] = f"sha256:{known}" if known else None
+            urls[p] = _url(entry, mirror)
+        store = pooch.create(path=dest, base_url="", registry=registry, urls=urls, retry_if_failed=2)
+        bar = None
+        if progress and todo:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(todo), desc=suite, unit="file", leave=False)
+        try:
+            for p in todo:
+                try:
+                    local = Path(store.fetch(p, progressbar=False))
+                except (requests.RequestException, OSError) as exc:
+                    raise FetchError(f"cannot fetch {p} from {urls[p]}: {_reason(exc)}") from None
+                except ValueError as exc:  # pooch: the hash does not match
+                    raise FetchError(f"{p} from {urls[p]} does not match its sha256 ({exc})") from None
+                entry = downloads[p]
+                if entry.build == "tablebench-examples" and not mirror:
+                    _place(dest, entry, derive.tablebench_examples_file(local.read_bytes()))
+                done.append(p)
+                if bar is not None:
+                    bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()
+        for p in stale:
+            _place(dest, entries[p], _build(entries[p].build or "", dest, manifest, entries))
+            done.append(p)
+    return done
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if "Connection refused" in str(exc) or "Max retries exceeded" in str(exc):
+        return "the server refuses connections or cannot be reached"
+    return text[:200]

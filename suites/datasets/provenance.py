@@ -1,0 +1,52 @@
+"""What data a run measured: for the run record, so someone else can check the bytes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from suites.datasets.manifest import Manifest
+from suites.datasets.resolve import DataChoice
+
+__all__ = ["data_provenance"]
+
+
+def data_provenance(
+    manifest: Manifest,
+    choice: DataChoice | None,
+    folder: Path | None,
+    suites: Sequence[str],
+    skipped: Mapping[str, str],
+) -> dict[str, Any]:
+    """The run record's ``data`` section.
+
+    Returns:
+        ``manifest_version``, ``folder``, ``origin`` (``--data-dir``, ``user cache``,
+        ``fetched``, ...), ``mirror``, ``fetched`` (count), and per selected suite of the
+        manifest: one sha256 over its files' paths and sha256s as read now, the file
+        count, whether every file matches the manifest, and the license line of each
+        source its files come from.
+    """
+    out: dict[str, Any] = {
+        "manifest_version": manifest.version,
+        "folder": str(folder) if folder else None,
+        "origin": choice.origin if choice else None,
+        "mirror": choice.mirror if choice else None,
+        "fetched": len(choice.fetched) if choice else 0,
+        "suites": {},
+    }
+    for suite in suites:
+        if suite in skipped:
+            continue
+        if suite not in manifest.suites:
+            out["suites"][suite] = {"note": "not in the data manifest (a suite defined elsewhere)"}
+            continue
+        entry = manifest.digest(folder, suite) if folder else {"sha256": None}
+        names = sorted({e.source for e in manifest.suites[suite].values()})
+        entry["licenses"] = {
+            f"{manifest.sources[n].repository}@{manifest.sources[n].commit[:12]}": manifest.sources[n].license
+            for n in names
+        }
+        out["suites"][suite] = entry
+    return out

@@ -1,0 +1,108 @@
+"""Which data folder a run reads, fetching the pinned data when none holds it.
+
+Resolution order (DESIGN.md "Data"): ``--data-dir``, ``$EXTRACTBENCH_DATA``, the user
+cache when it holds the selected suites' files verified against the manifest,
+``../shared/data`` beside the repository when it holds them; otherwise the selected
+suites are fetched into the user cache (unless offline) and the cache is used.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from suites.datasets.fetch import MIRROR_ENV, OFFLINE_ENV, FetchError, data_cache_dir, fetch
+from suites.datasets.manifest import Manifest
+
+__all__ = ["DataChoice", "DataDirError", "ENV_VAR", "explicit_data_dir", "choose_data_dir"]
+
+ENV_VAR = "EXTRACTBENCH_DATA"
+
+
+class DataDirError(Exception):
+    """An explicitly given data folder does not exist, or the data cannot be fetched."""
+
+
+@dataclass
+class DataChoice:
+    """The data folder of a run and how it was found.
+
+    Attributes:
+        folder: the folder, or None when no folder holds the data (offline, or no
+            manifest suite selected and no default).
+        origin: ``--data-dir``, ``$EXTRACTBENCH_DATA``, ``user cache``,
+            ``../shared/data`` or ``fetched`` (into the user cache).
+        fetched: files downloaded or built for this run.
+        mirror: the mirror URL used, if any.
+    """
+
+    folder: Path | None
+    origin: str
+    fetched: list[str] = field(default_factory=list)
+    mirror: str | None = None
+
+
+def explicit_data_dir(option: str | None) -> DataChoice | None:
+    """``--data-dir``, else ``$EXTRACTBENCH_DATA``, else None.
+
+    Raises:
+        DataDirError: the folder named does not exist.
+    """
+    for value, source in ((option, "--data-dir"), (os.environ.get(ENV_VAR), f"${ENV_VAR}")):
+        if value:
+            path = Path(value).expanduser().resolve()
+            if not path.is_dir():
+                raise DataDirError(
+                    f"{source}={value}: no such folder; point it at the benchmark data "
+                    "(the folder holding fda/, strucbench/, tableqa/, minea/)"
+                )
+            return DataChoice(path, source)
+    return None
+
+
+def offline_from_env() -> bool:
+    """Whether ``EXTRACTBENCH_OFFLINE`` asks for no downloads."""
+    return os.environ.get(OFFLINE_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def choose_data_dir(
+    manifest: Manifest,
+    suites: Sequence[str],
+    rootdir: Path,
+    *,
+    offline: bool = False,
+    mirror: str | None = None,
+    progress: bool = True,
+    say: Callable[[str], None] = print,
+) -> DataChoice:
+    """The folder for a run of ``suites`` when no folder was given explicitly.
+
+    Args:
+        manifest: the data manifest.
+        suites: the selected suites (those the manifest does not know are ignored).
+        rootdir: the repository (``rootdir/../shared/data`` is the last local candidate).
+        offline: never download (``--offline``, ``$EXTRACTBENCH_OFFLINE``).
+        mirror: base URL replacing the upstream ones (``--mirror``, ``$EXTRACTBENCH_DATA_MIRROR``).
+
+    Raises:
+        DataDirError: the download failed (one line naming the file and why).
+    """
+    wanted = [s for s in suites if s in manifest.suites]
+    mirror = mirror or os.environ.get(MIRROR_ENV) or None
+    cache = data_cache_dir(manifest)
+    shared = (rootdir / ".." / "shared" / "data").resolve()
+    if wanted and cache.is_dir() and not manifest.verify_files(cache, wanted):
+        return DataChoice(cache, "user cache")
+    if shared.is_dir() and (not wanted or not manifest.missing(shared, wanted)):
+        return DataChoice(shared, "../shared/data")
+    if not wanted:
+        return DataChoice(None, "none")
+    if offline:
+        return DataChoice(cache if cache.is_dir() else None, "user cache (offline)")
+    try:
+        fetched = fetch(manifest, wanted, cache, mirror=mirror, progress=progress, say=say)
+    except FetchError as exc:
+        raise DataDirError(f"data fetch failed: {exc}") from None
+    return DataChoice(cache, "fetched", fetched, mirror)

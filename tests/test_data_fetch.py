@@ -1,0 +1,203 @@
+"""The pinned data: manifest, hash-checked fetch from a loopback mirror, verify, offline,
+derived files built byte-identical to ../shared/data."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from suites.datasets import derive
+from suites.datasets.fetch import FetchError, fetch
+from suites.datasets.manifest import file_sha256, load_manifest
+from tests.conftest import read_json
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+needs_data = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/data not present")
+MANIFEST = load_manifest()
+
+
+class Mirror:
+    """Files laid out like the data folder, served on 127.0.0.1; counts GET requests."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.gets: list[str] = []
+        mirror = self
+
+        class Handler(SimpleHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                mirror.gets.append(self.path)
+                super().do_GET()
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(Handler, directory=str(root)))
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+@pytest.fixture
+def mirror(tmp_path):
+    root = tmp_path / "mirror"
+    for suite in ("fda", "tablebench"):
+        for path, entry in MANIFEST.suites[suite].items():
+            if entry.build in (None, "tablebench-examples"):
+                (root / path).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(SHARED / path, root / path)
+    server = Mirror(root)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A copy of the project with no ../shared/data beside it (a fresh machine)."""
+    copy = tmp_path / "fresh" / "repo"
+    for name in ("conftest.py", "pyproject.toml"):
+        copy.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, copy / name)
+    for name in ("plugins", "fixtures", "suites"):
+        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return copy
+
+
+def _run(repo: Path, cache: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "EXTRACTBENCH_DATA_CACHE": str(cache)}
+    env.pop("EXTRACTBENCH_DATA", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "suites/fda", "--backend", "fake", "-p", "no:cacheprovider",
+         "--limit", "20", *args],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+
+@needs_data
+def test_a_run_fetches_from_a_mirror_verifies_and_measures_the_same_items(repo, mirror, tmp_path):
+    cache = tmp_path / "cache"
+    first = _run(repo, cache, "-n", "2", "--mirror", mirror.url, "--report-json", "r1.json")
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    assert "extractbench: fetching fda: 150 files, 4.2 MB from " + mirror.url in first.stderr
+    rec = read_json(repo / "r1.json")
+    assert rec["data"]["origin"] == "fetched" and rec["data"]["suites"]["fda"]["matches_manifest"]
+    assert len(mirror.gets) == 150  # the labels are built, not downloaded
+    assert not MANIFEST.verify_files(cache / MANIFEST.version, ["fda"])
+    shared = _run(repo, cache, "--data-dir", str(SHARED), "--report-json", "r0.json")
+    assert shared.returncode == 0
+    same = read_json(repo / "r0.json")
+    assert [(i["id"], i["prompt_sha256"]) for i in rec["items"]] == [
+        (i["id"], i["prompt_sha256"]) for i in same["items"]
+    ]
+    assert same["data"]["suites"]["fda"]["sha256"] == rec["data"]["suites"]["fda"]["sha256"]
+    second = _run(repo, cache, "-n", "2", "--mirror", mirror.url, "--report-json", "r2.json")
+    assert second.returncode == 0 and "fetching" not in second.stderr
+    assert len(mirror.gets) == 150 and read_json(repo / "r2.json")["data"]["origin"] == "user cache"
+
+
+@needs_data
+def test_offline_with_nothing_cached_is_a_usage_error_naming_the_fetch_command(repo, tmp_path):
+    result = _run(repo, tmp_path / "cache", "--offline")
+    assert result.returncode == 4
+    assert "fda: data missing" in result.stderr and "`extractbench data fetch fda`" in result.stderr
+
+
+@needs_data
+def test_a_refused_connection_is_one_line_and_a_usage_error(repo, tmp_path):
+    result = _run(repo, tmp_path / "cache", "--mirror", "http://127.0.0.1:9")
+    assert result.returncode == 4
+    errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR")]
+    assert len(errors) == 1 and "refuses connections" in errors[0], result.stderr[-2000:]
+    cli = subprocess.run(
+        [sys.executable, "-m", "plugins.cli", "data", "fetch", "fda", "--mirror", "http://127.0.0.1:9",
+         "--dest", str(tmp_path / "d")], cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    assert cli.returncode == 1 and cli.stderr.count("\n") == 1  # one line
+    assert "cannot fetch fda/docs/" in cli.stderr and "refuses connections" in cli.stderr
+
+
+@needs_data
+def test_a_corrupted_cached_file_is_fetched_again(mirror, tmp_path):
+    dest = tmp_path / "d"
+    fetch(MANIFEST, ["fda"], dest, mirror=mirror.url, progress=False, say=lambda _: None)
+    doc = dest / "fda" / "docs" / "K153137_REVIEW.md"
+    data = bytearray(doc.read_bytes())
+    data[10] ^= 1  # same size, other bytes
+    doc.write_bytes(bytes(data))
+    assert MANIFEST.verify_files(dest, ["fda"]) == ["fda/docs/K153137_REVIEW.md"]
+    again = fetch(MANIFEST, ["fda"], dest, mirror=mirror.url, progress=False, say=lambda _: None)
+    assert again == ["fda/docs/K153137_REVIEW.md"] and not MANIFEST.verify_files(dest, ["fda"])
+
+
+@needs_data
+def test_a_truncated_download_is_not_accepted(mirror, tmp_path):
+    served = mirror.root / "fda" / "docs" / "K153137_REVIEW.md"
+    served.write_bytes(served.read_bytes()[:1000])
+    dest = tmp_path / "d"
+    with pytest.raises(FetchError, match="K153137_REVIEW.md from .* does not match its sha256"):
+        fetch(MANIFEST, ["fda"], dest, mirror=mirror.url, progress=False, say=lambda _: None)
+    local = dest / "fda" / "docs" / "K153137_REVIEW.md"
+    assert not local.exists() or file_sha256(local) != MANIFEST.suites["fda"][
+        "fda/docs/K153137_REVIEW.md"
+    ].sha256
+    assert "fda/docs/K153137_REVIEW.md" in MANIFEST.verify_files(dest, ["fda"])
+
+
+@needs_data
+def test_the_tablebench_examples_are_fetched_from_a_mirror_and_verified(mirror, tmp_path):
+    dest = tmp_path / "d"
+    fetch(MANIFEST, ["tablebench"], dest, mirror=mirror.url, progress=False, say=lambda _: None)
+    assert not MANIFEST.verify_files(dest, ["tablebench"])
+
+
+@needs_data
+def test_derived_files_are_built_byte_identical():
+    def panels(path: Path) -> dict[str, str]:
+        rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+        return {r["doc_id"]: r["panel"] for r in rows}
+
+    labels = SHARED / "fda" / "fda_kv_labels_derived.jsonl"
+    docs = derive.read_docs(SHARED / "fda" / "docs", "{}_REVIEW.md", panels(labels))
+    assert derive.fda_labels_file(docs) == labels.read_bytes()
+    manifest = SHARED / "minea" / "haystacks_manifest.jsonl"
+    docs = derive.read_docs(SHARED / "minea" / "haystacks", "{}.md", panels(manifest))
+    assert derive.minea_manifest_file(docs) == manifest.read_bytes()
+    examples = SHARED / "tableqa" / "tablebench" / "TableBench_DP_official_example_54.jsonl"
+    upstream = "".join(
+        json.dumps({**json.loads(x), "model_name": "o3-mini", "prediction": "..."}, ensure_ascii=False) + "\n"
+        for x in examples.read_text(encoding="utf-8").splitlines()
+    )  # fmt: skip
+    assert derive.tablebench_examples_file(upstream.encode()) == examples.read_bytes()
+
+
+@needs_data
+def test_the_manifest_pins_the_shared_data_and_covers_what_every_loader_reads(tmp_path):
+    assert [p for p in MANIFEST.verify(SHARED) if not p.startswith("extra")] == []
+    only = tmp_path / "only-manifest"
+    for path in MANIFEST.files():
+        (only / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(SHARED / path, only / path)
+    from suites.fda.items import load_items as fda
+    from suites.minea.items import load_items as minea
+    from suites.strucbench.items import load_items as strucbench
+    from suites.tableqa.items import load_items as tableqa
+    from suites.tableqa.items import load_tablebench
+
+    for load in (fda, minea, strucbench, tableqa, load_tablebench):
+        assert load(only, {}).items, load
+    for entry in MANIFEST.files().values():
+        assert entry.url.startswith("https://raw.githubusercontent.com/") and len(entry.sha256) == 64
+        assert entry.source in MANIFEST.sources and MANIFEST.sources[entry.source].license
