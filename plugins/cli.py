@@ -169,10 +169,21 @@ def data_command(args: argparse.Namespace) -> int:
     print(f"user cache: {cache}")
     for name, source in manifest.sources.items():
         print(f"source {name}: {source.repository}@{source.commit[:12]}: {source.license}")
+    places = {
+        "user cache": cache,
+        "../shared/data": Path(__file__).resolve().parents[1].parent / "shared" / "data",
+    }
+    if os.environ.get("EXTRACTBENCH_DATA"):
+        places = {"$EXTRACTBENCH_DATA": Path(os.environ["EXTRACTBENCH_DATA"]), **places}
+    total = sum(e.size for e in manifest.files().values()) / 1e6
+    print(f"{len(manifest.files())} files, {total:.1f} MB in all")
     for suite, files in manifest.suites.items():
         size = sum(e.size for e in files.values()) / 1e6
-        here = "present" if cache.is_dir() and not manifest.missing(cache, [suite]) else "absent"
-        print(f"{suite}: {len(files)} files, {size:.1f} MB; user cache: {here}")
+        where = [
+            f"{name}: {'present' if folder.is_dir() and not manifest.missing(folder, [suite]) else 'absent'}"
+            for name, folder in places.items()
+        ]
+        print(f"{suite}: {len(files)} files, {size:.1f} MB; " + "; ".join(where))
     return 0
 
 

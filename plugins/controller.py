@@ -339,8 +339,12 @@ class Controller:
         choice = config.stash[DATA_CHOICE_KEY]
         if choice is None:  # nothing explicit: the user cache, ../shared/data, or fetch
             try:
+                local = [  # suites that read files of the data dir (not a hub)
+                    spec.name for spec in selected
+                    if spec.missing_data(None, state.settings.suite_options.get(spec.name))
+                ]  # fmt: skip
                 choice = choose_data_dir(
-                    manifest, state.selected, config.rootpath,
+                    manifest, local, config.rootpath,
                     offline=config.getoption("offline") or offline_from_env(),
                     mirror=config.getoption("mirror"), progress=sys.stderr.isatty(),
                     say=lambda line: print(line, file=sys.stderr, flush=True),
@@ -350,10 +354,14 @@ class Controller:
             config.stash[DATA_CHOICE_KEY] = choice
             config.stash[DATA_DIR_KEY] = choice.folder
         data_dir = config.stash[DATA_DIR_KEY]
-        where = str(data_dir) if data_dir else "no data folder (none given, none cached, ../shared/data absent)"
+        where = (
+            str(data_dir)
+            if data_dir
+            else "no data folder (none given, none cached, ../shared/data absent)"
+        )
         lines = []
         for spec in selected:
-            missing = spec.missing_data(data_dir)
+            missing = spec.missing_data(data_dir, state.settings.suite_options.get(spec.name))
             if not missing:
                 continue
             line = (
@@ -364,8 +372,14 @@ class Controller:
             else:
                 lines.append(line)
         if lines:
-            fetchable = [s for s in state.selected if s in manifest.suites and s not in state.skipped]
-            how = f"`extractbench data fetch {' '.join(fetchable)}` (or run without --offline), or " if fetchable else ""
+            fetchable = [
+                s for s in state.selected if s in manifest.suites and s not in state.skipped
+            ]
+            how = (
+                f"`extractbench data fetch {' '.join(fetchable)}` (or run without --offline), or "
+                if fetchable
+                else ""
+            )
             raise pytest.UsageError(
                 "\n".join(lines)
                 + f"\nto get the data: {how}{SOURCES_HINT}; or --skip-missing-data to skip such suites"

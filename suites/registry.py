@@ -70,8 +70,13 @@ class SuiteSpec:
         """Whether ``metric`` (without the suite prefix) is one this suite records."""
         return any(fnmatch.fnmatchcase(metric, pattern) for pattern in self.metric_names())
 
-    def missing_data(self, data_dir: Path | None) -> list[str]:
-        """The required data paths absent from ``data_dir`` (all of them when it is None)."""
+    def missing_data(
+        self, data_dir: Path | None, options: Mapping[str, Any] | None = None
+    ) -> list[str]:
+        """The required data paths absent from ``data_dir`` (all of them when it is None);
+        none when the suite's ``source`` option names data from elsewhere (a hub)."""
+        if str((options or {}).get("source", "local")) != "local":
+            return []
         if data_dir is None:
             return list(self.data)
         return [p for p in self.data if not any(data_dir.glob(p))]
@@ -113,7 +118,8 @@ def builtin_suites() -> list[SuiteSpec]:
     wtq = "tableqa/wtq/csv/*/*.html"
     return [
         SuiteSpec(
-            "fda", SUITES_DIR / "fda", "test_fda.py::test_fda", _fda_metrics, None,
+            "fda", SUITES_DIR / "fda", "test_fda.py::test_fda", _fda_metrics,
+            _options("suites.fda.items"),
             ("fda/fda_kv_labels_derived.jsonl",), "SOURCES.md section 1",
         ),
         SuiteSpec(

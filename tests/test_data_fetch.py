@@ -150,9 +150,10 @@ def test_a_truncated_download_is_not_accepted(mirror, tmp_path):
     with pytest.raises(FetchError, match="K153137_REVIEW.md from .* does not match its sha256"):
         fetch(MANIFEST, ["fda"], dest, mirror=mirror.url, progress=False, say=lambda _: None)
     local = dest / "fda" / "docs" / "K153137_REVIEW.md"
-    assert not local.exists() or file_sha256(local) != MANIFEST.suites["fda"][
-        "fda/docs/K153137_REVIEW.md"
-    ].sha256
+    assert (
+        not local.exists()
+        or file_sha256(local) != MANIFEST.suites["fda"]["fda/docs/K153137_REVIEW.md"].sha256
+    )
     assert "fda/docs/K153137_REVIEW.md" in MANIFEST.verify_files(dest, ["fda"])
 
 
@@ -199,5 +200,50 @@ def test_the_manifest_pins_the_shared_data_and_covers_what_every_loader_reads(tm
     for load in (fda, minea, strucbench, tableqa, load_tablebench):
         assert load(only, {}).items, load
     for entry in MANIFEST.files().values():
-        assert entry.url.startswith("https://raw.githubusercontent.com/") and len(entry.sha256) == 64
+        assert (
+            entry.url.startswith("https://raw.githubusercontent.com/") and len(entry.sha256) == 64
+        )
         assert entry.source in MANIFEST.sources and MANIFEST.sources[entry.source].license
+
+
+def test_based_fda_loads_from_a_local_dataset_folder_in_its_schema(tmp_path):
+    pytest.importorskip("datasets")
+    from suites.fda.items import load_items
+
+    chunk = "A. 510(k) Number: k123456\nE. Applicant: Acme Diagnostics"
+    rows = [
+        {"text": f"{chunk}\n{key}:", "value": value}
+        for key, value in (("510k number", " k123456"), ("applicant", "Acme Diagnostics"))
+    ]
+    rows.append({"text": "Other chunk\nApplicant:", "value": "Beta"})
+    (tmp_path / "validation.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    suite = load_items(tmp_path / "unused", {"source": "based-fda", "dataset": str(tmp_path)})
+    assert len(suite.items) == 3 and suite.notes["chunks"] == 2
+    first = suite.items[0]
+    assert first.prompt == rows[0]["text"] and first.reference == "k123456"
+    assert first.meta["key"] == "510k number" and first.group == suite.items[1].group
+    assert suite.items[2].group != first.group
+
+
+def test_tablebench_loads_the_hub_release_from_a_local_folder(tmp_path):
+    pytest.importorskip("datasets")
+    from suites.tableqa.items import load_tablebench
+
+    base = {"qtype": "FactChecking", "qsubtype": "MatchBased", "question": "q?", "answer": "yes",
+            "table": "{}", "instruction": "Official DP prompt: q?"}  # fmt: skip
+    rows = [{**base, "id": "a", "instruction_type": "DP"},
+            {**base, "id": "a", "instruction_type": "TCoT", "instruction": "other"},
+            {**base, "id": "b", "instruction_type": "DP", "qtype": "Visualization"}]  # fmt: skip
+    (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    suite = load_tablebench(tmp_path / "unused", {"source": "hub", "dataset": str(tmp_path)})
+    assert [it.id for it in suite.items] == ["tablebench/FactChecking/a"]
+    assert suite.items[0].prompt == "Official DP prompt: q?Final Answer:"
+
+
+def test_a_hub_source_needs_no_local_data(toy):
+    """A suite whose source option points elsewhere is not checked for local files."""
+    from suites.registry import Registry
+
+    spec = Registry.with_builtins().get("fda")
+    assert spec.missing_data(None, {"source": "based-fda"}) == []
+    assert spec.missing_data(None, {}) == ["fda/fda_kv_labels_derived.jsonl"]

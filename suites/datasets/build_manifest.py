@@ -133,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m suites.datasets.build_manifest DATA_DIR", file=sys.stderr)
         return 2
     manifest = build_manifest(Path(args[0]))
-    MANIFEST_PATH.write_text(json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    MANIFEST_PATH.write_text(
+        json.dumps(manifest, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     count = sum(len(f) for f in manifest["suites"].values())
     print(f"wrote {MANIFEST_PATH}: {count} entries in {len(manifest['suites'])} suites")
     return 0

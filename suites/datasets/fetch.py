@@ -34,7 +34,9 @@ def data_cache_dir(manifest: Manifest) -> Path:
     import platformdirs
 
     root = os.environ.get(CACHE_ENV)
-    base = Path(root).expanduser() if root else platformdirs.user_cache_path("extractbench") / "data"
+    base = (
+        Path(root).expanduser() if root else platformdirs.user_cache_path("extractbench") / "data"
+    )
     return base / manifest.version
 
 
@@ -124,7 +126,11 @@ def fetch(
             or file_sha256(dest / p) != e.sha256
         ]  # fmt: skip
         built = [p for p, e in entries.items() if e.build and p not in downloads]
-        stale = [p for p in built if not (dest / p).is_file() or file_sha256(dest / p) != entries[p].sha256]
+        stale = [
+            p
+            for p in built
+            if not (dest / p).is_file() or file_sha256(dest / p) != entries[p].sha256
+        ]
         if not todo and not stale:
             continue
         size = sum(downloads[p].size for p in todo) / 1e6
@@ -137,7 +143,9 @@ def fetch(
             known = entry.sha256 if (mirror or not entry.build) else None
             registry[p] = f"sha256:{known}" if known else None
             urls[p] = _url(entry, mirror)
-        store = pooch.create(path=dest, base_url="", registry=registry, urls=urls, retry_if_failed=2)
+        store = pooch.create(
+            path=dest, base_url="", registry=registry, urls=urls, retry_if_failed=2
+        )
         bar = None
         if progress and todo:
             from tqdm import tqdm
@@ -150,7 +158,9 @@ def fetch(
                 except (requests.RequestException, OSError) as exc:
                     raise FetchError(f"cannot fetch {p} from {urls[p]}: {_reason(exc)}") from None
                 except ValueError as exc:  # pooch: the hash does not match
-                    raise FetchError(f"{p} from {urls[p]} does not match its sha256 ({exc})") from None
+                    raise FetchError(
+                        f"{p} from {urls[p]} does not match its sha256 ({exc})"
+                    ) from None
                 entry = downloads[p]
                 if entry.build == "tablebench-examples" and not mirror:
                     _place(dest, entry, derive.tablebench_examples_file(local.read_bytes()))

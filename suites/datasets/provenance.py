@@ -45,7 +45,9 @@ def data_provenance(
         entry = manifest.digest(folder, suite) if folder else {"sha256": None}
         names = sorted({e.source for e in manifest.suites[suite].values()})
         entry["licenses"] = {
-            f"{manifest.sources[n].repository}@{manifest.sources[n].commit[:12]}": manifest.sources[n].license
+            f"{manifest.sources[n].repository}@{manifest.sources[n].commit[:12]}": manifest.sources[
+                n
+            ].license
             for n in names
         }
         out["suites"][suite] = entry

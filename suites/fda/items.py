@@ -18,13 +18,22 @@ from suites.fda.chunking import CHUNK_TOKENS, ChunkingError, GemmaTokenizer, Tok
 from suites.files import inside, read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.jsonl import iter_jsonl
+from suites.options import merge_options
 
-__all__ = ["LABELS_FILE", "MAX_TOKENS", "STOP", "read_labels", "build_items", "load_items"]
+__all__ = [
+    "LABELS_FILE", "MAX_TOKENS", "STOP", "DEFAULTS", "read_labels", "build_items", "load_items",
+    "load_based_fda",
+]  # fmt: skip
 
 LABELS_FILE = "fda/fda_kv_labels_derived.jsonl"
 MAX_TOKENS = 48
 STOP = ("\n",)
 _FIELDS = ("doc_id", "doc_file", "key", "value")
+DEFAULTS: dict[str, Any] = {
+    "source": "local",  # local: silver labels of the data dir; based-fda: the paper's data
+    "dataset": "hazyresearch/based-fda",  # a hub id or a local folder in its schema
+    "split": "validation",
+}
 
 
 def read_labels(path: Path) -> list[dict[str, Any]]:
@@ -142,14 +151,20 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
     packaged default model, whatever model is evaluated (chunk spans are cached in the
     user cache, keyed by document contents and tokenizer).
 
-    The suite has no options; any given is an error.
+    Options: ``source`` (``local``: the silver labels of the data dir, default;
+    ``based-fda``: the Based paper's own dataset through the ``datasets`` library, see
+    :func:`load_based_fda`), ``dataset`` and ``split`` (where ``based-fda`` loads from).
 
     Raises:
         DataMissing: the labels file is absent.
-        DataError: a label line is malformed or names a document that is absent.
+        DataError: a label line is malformed or names a document that is absent; a bad
+            option.
     """
-    if options:
-        raise DataError(f"the fda suite has no options, got {', '.join(sorted(options))}")
+    opts = merge_options("fda", options or {}, DEFAULTS)
+    if opts["source"] == "based-fda":
+        return load_based_fda(opts["dataset"], opts["split"])
+    if opts["source"] != "local":
+        raise DataError(f"fda.source={opts['source']}: use local or based-fda")
     labels_path = data_dir / LABELS_FILE
     if not labels_path.is_file():
         raise DataMissing(f"{labels_path} not found (see ../shared/data/SOURCES.md section 1)")
@@ -184,4 +199,62 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
             f"{len(unmatched)} of {len(labels)} labels have a value found in no single chunk "
             "and are not items (listed under suites.fda.notes.unmatched in the run record)"
         )
+    return SuiteData(items=items, notes=notes)
+
+
+def load_based_fda(dataset: str, split: str = "validation") -> SuiteData:
+    """The Based paper's FDA task data (``hazyresearch/based-fda``, the data of
+    lm-evaluation-harness's ``fda`` task) through the ``datasets`` library.
+
+    Each row's ``text`` is already the prompt ``{chunk}\\n{key}:`` and ``value`` the
+    target (lm-evaluation-harness ``lm_eval/tasks/fda/task.py``); the prompt is used
+    as is (task version 0; version 1 strips it). Rows sharing a chunk form one group.
+
+    Args:
+        dataset: a hub id, or a local folder holding the split as data files
+            (``validation.jsonl``, parquet, ...) in the same schema.
+        split: the split to read.
+
+    Raises:
+        DataError: the ``datasets`` library is not installed (the ``hub`` extra), the
+            dataset cannot be loaded, or a row lacks ``text``/``value``.
+    """
+    import hashlib
+
+    try:
+        import datasets
+    except ImportError:
+        raise DataError(
+            "fda.source=based-fda needs the datasets library: pip install -e '.[hub]'"
+        ) from None
+    try:
+        rows = datasets.load_dataset(dataset, split=split)
+    except Exception as exc:  # hub unreachable, no such dataset or split
+        raise DataError(
+            f"fda.dataset={dataset} ({split}): cannot be loaded: {type(exc).__name__}: {exc}"
+        ) from None
+    grouped: dict[str, list[Item]] = {}
+    for index, row in enumerate(rows):
+        text, value = row.get("text"), row.get("value")
+        if not isinstance(text, str) or not isinstance(value, str) or "\n" not in text:
+            raise DataError(
+                f"{dataset} ({split}) row {index}: needs text '{{chunk}}\\n{{key}}:' and value strings"
+            )
+        chunk, _, cue = text.rpartition("\n")
+        key = str(row.get("key") or cue.rstrip(":").strip())
+        group = "fda/based/" + hashlib.sha1(chunk.encode("utf-8")).hexdigest()[:12]
+        grouped.setdefault(group, []).append(
+            Item(
+                id=f"{group}/{index:05d}-{_slug(key)}", group=group, prefix=chunk + "\n",
+                suffix=cue, reference=value.strip(), meta={"key": key, "row": index},
+                max_tokens=MAX_TOKENS, stop=STOP,
+            )
+        )  # fmt: skip
+    items = [item for group in grouped.values() for item in group]
+    notes = {
+        "source": "Arora et al. 2024 (Based) FDA task data, hazyresearch/based-fda "
+        "(lm-evaluation-harness fda, task version 0: prompt not stripped)",
+        "dataset": dataset, "split": split, "rows": len(items), "chunks": len(grouped),
+        "max_tokens": MAX_TOKENS, "stop": list(STOP),
+    }  # fmt: skip
     return SuiteData(items=items, notes=notes)

@@ -46,6 +46,10 @@ TABLEBENCH_DEFAULTS: dict[str, Any] = {
     # TableBench's DP prompt ends with the question; base models are cued to answer in
     # the required "Final Answer: ..." form. "" gives the official prompt exactly.
     "answer_cue": "Final Answer:",
+    # local: the data dir's copy; hub: the cleaned release through the datasets library
+    "source": "local",
+    "dataset": "Multilingual-Multimodal-NLP/TableBench",  # a hub id or a local folder
+    "split": "test",
 }
 MIN_WIDTH, MAX_WIDTH, MIN_HEIGHT, MAX_HEIGHT = 2, 16, 1, 64  # article's table sizes
 MAX_TOKENS = 32
@@ -237,6 +241,10 @@ def load_tablebench(data_dir: Path, options: Mapping[str, Any] | None = None) ->
         DataError: a malformed line, or a question subtype without an official template.
     """
     opts = _options(options or {}, TABLEBENCH_DEFAULTS, "tablebench")
+    if opts["source"] == "hub":
+        return tablebench_from_hub(opts)
+    if opts["source"] != "local":
+        raise DataError(f"tablebench.source={opts['source']}: use local or hub")
     test_path, examples_path = data_dir / tablebench.TEST_FILE, data_dir / tablebench.EXAMPLES_FILE
     for path in (test_path, examples_path):
         if not path.is_file():
@@ -264,18 +272,8 @@ def load_tablebench(data_dir: Path, options: Mapping[str, Any] | None = None) ->
             raise DataError(
                 f"{test_path}: no official DP template for qsubtype {row['qsubtype']!r}"
             )
-        items.append(
-            Item(
-                id=f"tablebench/{row['qtype']}/{row['id']}",
-                group=f"tablebench/{row['id']}",
-                prefix=template.format(table=str(row["table"]), question=row["question"]),
-                suffix=opts["answer_cue"],
-                reference=str(row["answer"]),
-                meta={"qtype": row["qtype"], "qsubtype": row["qsubtype"]},
-                max_tokens=128 if row["qtype"] == "DataAnalysis" else 64,
-                stop=("\n",) if opts["answer_cue"] else (),
-            )
-        )
+        prompt = template.format(table=str(row["table"]), question=row["question"])
+        items.append(_tablebench_item(row, prompt, opts))
     notes = {
         "source": "TableBench (Wu et al. 2025), DP prompts from the 54 official examples",
         "data": "third-party copy of the 886-question test set (version unknown; SOURCES.md section 3)",
@@ -283,4 +281,58 @@ def load_tablebench(data_dir: Path, options: Mapping[str, Any] | None = None) ->
         "skipped": f"{skipped} Visualization questions (chart code is scored by running it)",
         "duplicate_ids_skipped": duplicates,
     }
+    return SuiteData(items=items, notes=notes)
+
+
+def _tablebench_item(row: Mapping[str, Any], prompt: str, opts: Mapping[str, Any]) -> Item:
+    return Item(
+        id=f"tablebench/{row['qtype']}/{row['id']}",
+        group=f"tablebench/{row['id']}",
+        prefix=prompt,
+        suffix=opts["answer_cue"],
+        reference=str(row["answer"]),
+        meta={"qtype": row["qtype"], "qsubtype": row["qsubtype"]},
+        max_tokens=128 if row["qtype"] == "DataAnalysis" else 64,
+        stop=("\n",) if opts["answer_cue"] else (),
+    )
+
+
+def tablebench_from_hub(opts: Mapping[str, Any]) -> SuiteData:
+    """TableBench's test set as released on the hub (the cleaned version), through the
+    ``datasets`` library: the rows with ``instruction_type`` DP, their ``instruction``
+    being the official DP prompt; Visualization skipped as for the local copy.
+
+    Raises:
+        DataError: ``datasets`` is not installed (the ``hub`` extra), the dataset cannot
+            be loaded, or a row lacks a field.
+    """
+    try:
+        import datasets
+    except ImportError:
+        raise DataError(
+            "tablebench.source=hub needs the datasets library: pip install -e '.[hub]'"
+        ) from None
+    try:
+        rows = datasets.load_dataset(opts["dataset"], split=opts["split"])
+    except Exception as exc:  # hub unreachable, no such dataset or split
+        raise DataError(
+            f"tablebench.dataset={opts['dataset']} ({opts['split']}): cannot be loaded: {type(exc).__name__}: {exc}"
+        ) from None
+    items, skipped, seen = [], 0, set()
+    fields = ("id", "qtype", "qsubtype", "question", "answer", "instruction", "instruction_type")
+    for index, row in enumerate(rows):
+        if any(row.get(f) is None for f in fields):
+            raise DataError(f"{opts['dataset']} row {index}: needs {', '.join(fields)}")
+        if row["instruction_type"] != "DP" or row["id"] in seen:
+            continue
+        if row["qtype"] in tablebench.SKIPPED_QTYPES:
+            skipped += 1
+            continue
+        seen.add(row["id"])
+        items.append(_tablebench_item(row, str(row["instruction"]), opts))
+    notes = {
+        "source": "TableBench (Wu et al. 2025), hub release, DP instructions as released",
+        "dataset": opts["dataset"], "split": opts["split"], "options": dict(opts),
+        "skipped": f"{skipped} Visualization questions (chart code is scored by running it)",
+    }  # fmt: skip
     return SuiteData(items=items, notes=notes)
