@@ -40,7 +40,7 @@ from plugins.terminal import score_table
 from plugins.verdict import verdict
 from suites.datasets.manifest import load_manifest
 from suites.datasets.provenance import data_provenance
-from suites.datasets.resolve import DataDirError, choose_data_dir, offline_from_env
+from suites.datasets.resolve import DataChoice, DataDirError, choose_data_dir, offline_from_env
 from suites.registry import SOURCES_HINT, Registry
 
 __all__ = [
@@ -336,6 +336,7 @@ class Controller:
             selected = chosen
         state.selected = [spec.name for spec in selected]
         manifest = load_manifest()
+        fetch_error = ""
         choice = config.stash[DATA_CHOICE_KEY]
         if choice is None:  # nothing explicit: the user cache, ../shared/data, or fetch
             try:
@@ -349,8 +350,9 @@ class Controller:
                     mirror=config.getoption("mirror"), progress=sys.stderr.isatty(),
                     say=lambda line: print(line, file=sys.stderr, flush=True),
                 )  # fmt: skip
-            except DataDirError as exc:
-                raise pytest.UsageError(str(exc)) from None
+            except DataDirError as exc:  # each suite is then named as missing, below
+                fetch_error = str(exc)
+                choice = DataChoice(None, "fetch failed")
             config.stash[DATA_CHOICE_KEY] = choice
             config.stash[DATA_DIR_KEY] = choice.folder
         data_dir = config.stash[DATA_DIR_KEY]
@@ -381,7 +383,8 @@ class Controller:
                 else ""
             )
             raise pytest.UsageError(
-                "\n".join(lines)
+                (f"{fetch_error}\n" if fetch_error else "")
+                + "\n".join(lines)
                 + f"\nto get the data: {how}{SOURCES_HINT}; or --skip-missing-data to skip such suites"
             )
         state.data = data_provenance(manifest, choice, data_dir, state.selected, state.skipped)

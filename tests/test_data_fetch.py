@@ -119,8 +119,11 @@ def test_offline_with_nothing_cached_is_a_usage_error_naming_the_fetch_command(r
 def test_a_refused_connection_is_one_line_and_a_usage_error(repo, tmp_path):
     result = _run(repo, tmp_path / "cache", "--mirror", "http://127.0.0.1:9")
     assert result.returncode == 4
-    errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR")]
-    assert len(errors) == 1 and "refuses connections" in errors[0], result.stderr[-2000:]
+    lines = result.stderr.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("ERROR"))
+    assert "data fetch failed: cannot fetch fda/docs/" in lines[start]
+    assert "refuses connections" in lines[start], result.stderr[-2000:]
+    assert lines[start + 1].startswith("fda: data missing") and "Traceback" not in result.stderr
     cli = subprocess.run(
         [sys.executable, "-m", "plugins.cli", "data", "fetch", "fda", "--mirror", "http://127.0.0.1:9",
          "--dest", str(tmp_path / "d")], cwd=ROOT, capture_output=True, text=True,
