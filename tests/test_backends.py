@@ -117,8 +117,9 @@ def test_serve_runs_one_model_process_for_two_workers_and_stops_on_ctrl_c(toy):
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         mapped = _mapping(model)
-        if mapped and (toy.path / ".extractbench" / "server.log").exists():
-            time.sleep(3)  # workers are running items now
+        log = toy.path / ".extractbench" / "server.log"
+        if mapped and log.exists() and log.read_text().count("POST /v1/completions") >= 3:
+            time.sleep(1.5)  # items are finishing now; their reports reach the controller
             mapped = _mapping(model)
             break
         time.sleep(0.5)

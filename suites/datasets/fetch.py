@@ -144,7 +144,7 @@ def fetch(
             registry[p] = f"sha256:{known}" if known else None
             urls[p] = _url(entry, mirror)
         store = pooch.create(
-            path=dest, base_url="", registry=registry, urls=urls, retry_if_failed=2
+            path=dest, base_url="", registry=registry, urls=urls, retry_if_failed=1
         )
         bar = None
         if progress and todo:
