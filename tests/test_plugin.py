@@ -447,6 +447,13 @@ def test_help_lists_every_option(toy):
         "--max-regression",
         "--summary-md",
         "--report-json",
+        "--skip-missing-data",
+        "--allow-incomparable-baseline",
+        "--request-timeout",
+        "--max-retries",
+        "--max-failures",
+        "--offline",
+        "--mirror",
     ):
         assert option in text
 
