@@ -377,8 +377,11 @@ class Controller:
             fetchable = [
                 s for s in state.selected if s in manifest.suites and s not in state.skipped
             ]
+            offline = config.getoption("offline") or offline_from_env()
             how = (
-                f"`extractbench data fetch {' '.join(fetchable)}` (or run without --offline), or "
+                f"`extractbench data fetch {' '.join(fetchable)}`"
+                + (" (or run without --offline / EXTRACTBENCH_OFFLINE)" if offline else "")
+                + ", or "
                 if fetchable
                 else ""
             )
