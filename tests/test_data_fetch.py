@@ -250,3 +250,11 @@ def test_a_hub_source_needs_no_local_data(toy):
     spec = Registry.with_builtins().get("fda")
     assert spec.missing_data(None, {"source": "based-fda"}) == []
     assert spec.missing_data(None, {}) == ["fda/fda_kv_labels_derived.jsonl"]
+
+
+@needs_data
+def test_the_committed_manifest_is_what_the_builder_writes_from_the_shared_data():
+    from suites.datasets.build_manifest import build_manifest
+    from suites.datasets.manifest import MANIFEST_PATH
+
+    assert build_manifest(SHARED) == json.loads(MANIFEST_PATH.read_text(encoding="utf-8"))

@@ -77,25 +77,25 @@ def _panels(path: Path) -> dict[str, str]:
     return {r["doc_id"]: r["panel"] for r in rows}
 
 
+def _documents(data: Path, index: str, local: str, upstream: str, build: str) -> dict[str, Any]:
+    """The ADLM documents named by ``index`` (a JSONL file with ``doc_id`` and ``panel``,
+    built by ``build``) and the index itself."""
+    files = {}
+    for doc_id, panel in sorted(_panels(data / index).items()):
+        rel = local.format(doc_id)
+        files[rel] = _entry(data, rel, "adlm", f"{ADLM_DIR}/{panel}/{upstream.format(doc_id)}")
+    files[index] = _entry(data, index, "adlm", ADLM_DIR, build)
+    return files
+
+
 def build_manifest(data: Path) -> dict[str, Any]:
     """The manifest of the data under ``data`` (laid out as ``SOURCES.md`` describes)."""
-    suites: dict[str, dict[str, Any]] = {}
-    fda = {}
-    for doc_id, panel in sorted(_panels(data / "fda/fda_kv_labels_derived.jsonl").items()):
-        rel = f"fda/docs/{doc_id}_REVIEW.md"
-        fda[rel] = _entry(data, rel, "adlm", f"{ADLM_DIR}/{panel}/{doc_id}_REVIEW.md")
-    fda["fda/fda_kv_labels_derived.jsonl"] = _entry(
-        data, "fda/fda_kv_labels_derived.jsonl", "adlm", ADLM_DIR, "fda-labels"
-    )
-    suites["fda"] = fda
-    minea = {}
-    for doc_id, panel in sorted(_panels(data / "minea/haystacks_manifest.jsonl").items()):
-        rel = f"minea/haystacks/{doc_id}.md"
-        minea[rel] = _entry(data, rel, "adlm", f"{ADLM_DIR}/{panel}/{doc_id}.md")
-    minea["minea/haystacks_manifest.jsonl"] = _entry(
-        data, "minea/haystacks_manifest.jsonl", "adlm", ADLM_DIR, "minea-manifest"
-    )
-    suites["minea"] = minea
+    suites: dict[str, dict[str, Any]] = {
+        "fda": _documents(data, "fda/fda_kv_labels_derived.jsonl", "fda/docs/{}_REVIEW.md",
+                          "{}_REVIEW.md", "fda-labels"),
+        "minea": _documents(data, "minea/haystacks_manifest.jsonl", "minea/haystacks/{}.md",
+                            "{}.md", "minea-manifest"),
+    }  # fmt: skip
     wtq = {}
     for path in sorted((data / "tableqa/wtq/csv").glob("*/*")):
         if path.suffix in (".html", ".csv"):
