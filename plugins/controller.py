@@ -390,6 +390,8 @@ class Controller:
                 + "\n".join(lines)
                 + f"\nto get the data: {how}{SOURCES_HINT}; or --skip-missing-data to skip such suites"
             )
+        if fetch_error:  # skipped with --skip-missing-data: still say why the data is absent
+            print(f"extractbench: {fetch_error}", file=sys.stderr, flush=True)
         state.data = data_provenance(manifest, choice, data_dir, state.selected, state.skipped)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
