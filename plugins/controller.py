@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 import warnings
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -344,12 +345,14 @@ class Controller:
                     spec.name for spec in selected
                     if spec.missing_data(None, state.settings.suite_options.get(spec.name))
                 ]  # fmt: skip
-                choice = choose_data_dir(
-                    manifest, local, config.rootpath,
-                    offline=config.getoption("offline") or offline_from_env(),
-                    mirror=config.getoption("mirror"), progress=sys.stderr.isatty(),
-                    say=lambda line: print(line, file=sys.stderr, flush=True),
-                )  # fmt: skip
+                capture = config.pluginmanager.getplugin("capturemanager")
+                with capture.global_and_fixture_disabled() if capture else nullcontext():
+                    choice = choose_data_dir(  # progress goes to the real terminal, live
+                        manifest, local, config.rootpath,
+                        offline=config.getoption("offline") or offline_from_env(),
+                        mirror=config.getoption("mirror"), progress=sys.stderr.isatty(),
+                        say=lambda line: print(line, file=sys.stderr, flush=True),
+                    )  # fmt: skip
             except DataDirError as exc:  # each suite is then named as missing, below
                 fetch_error = str(exc)
                 choice = DataChoice(None, "fetch failed")
