@@ -190,7 +190,9 @@ def data_command(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``extractbench`` console script."""
     parser = argparse.ArgumentParser(
-        prog="extractbench", description="Work with extractbench run records."
+        prog="extractbench",
+        description="Work with extractbench run records (report), MINEA needle sets (needles) "
+        "and the pinned benchmark data (data).",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser(
