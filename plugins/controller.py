@@ -139,10 +139,12 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
         "duration_s": round(time.time() - state.started, 3),
         "complete": complete,
         "exit_status": int(exitstatus),
+        "pytest_exit_status": int(exitstatus),
         "interrupted": state.interrupted,
         "stopped": state.stopped,
         "usage_errors": list(state.usage_errors),
         "crashes": list(state.crashes),
+        "other_failures": sorted(state.other_failures),
         "suites_skipped": dict(state.skipped),
         "output_errors": list(state.output_errors),
         "data": state.data,
@@ -436,7 +438,13 @@ class Controller:
             if info is not None:
                 self.state.suites.setdefault(name, info)
         entry = getattr(report, "extractbench_item", None)
-        if entry is None or entry["id"] in self.state.crashed_ids:
+        if entry is None:
+            synthetic = report.nodeid.startswith(("gate::", "regression::"))
+            crashed = _item_id(report.nodeid) in self.state.crashed_ids
+            if report.failed and not synthetic and not crashed:
+                self.state.other_failures.add(report.nodeid)  # a plain test beside the suites
+            return
+        if entry["id"] in self.state.crashed_ids:
             return
         if entry["id"] not in self.state.items or report.failed:
             self.state.items[entry["id"]] = entry

@@ -41,6 +41,7 @@ class RunState:
     usage_errors: list[str] = field(default_factory=list)
     crashes: list[dict[str, Any]] = field(default_factory=list)
     crashed_ids: set[str] = field(default_factory=set)
+    other_failures: set[str] = field(default_factory=set)  # failed tests that are not items
     interrupted: str | None = None  # "SIGINT" or "SIGTERM"
     signal: str | None = None  # the signal our handler turned into KeyboardInterrupt
     stopped: str | None = None  # why the run was stopped early (circuit breaker, ...)

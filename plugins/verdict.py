@@ -19,12 +19,21 @@ __all__ = [
     "OK",
     "FAILED",
     "INTERRUPTED",
+    "INTERNAL_ERROR",
     "USAGE_ERROR",
     "NOTHING_MEASURED",
     "OUTPUT_ERROR",
 ]
 
-OK, FAILED, INTERRUPTED, USAGE_ERROR, NOTHING_MEASURED, OUTPUT_ERROR = 0, 1, 2, 4, 5, 6
+OK, FAILED, INTERRUPTED, INTERNAL_ERROR, USAGE_ERROR, NOTHING_MEASURED, OUTPUT_ERROR = (
+    0,
+    1,
+    2,
+    3,
+    4,
+    5,
+    6,
+)
 EXIT_CODES: dict[int, str] = {
     OK: "PASS: every selected item scored, every evaluated gate and regression check passed, "
     "the run record written",
@@ -33,7 +42,7 @@ EXIT_CODES: dict[int, str] = {
     "stopped (circuit breaker)",
     INTERRUPTED: "INCOMPLETE: interrupted by Ctrl-C (SIGINT) or SIGTERM; the record holds the "
     "finished items",
-    3: "pytest internal error",
+    INTERNAL_ERROR: "FAIL: pytest internal error (a plugin or hook crashed)",
     USAGE_ERROR: "usage error: bad option or gate, missing or malformed data, a suite with no "
     "items, a model that does not load, an unreadable record or cache",
     NOTHING_MEASURED: "NOT EVALUATED: nothing was measured (no test collected, or every "
@@ -81,11 +90,13 @@ def _item_failures(record: Mapping[str, Any]) -> list[str]:
 def verdict(record: Mapping[str, Any]) -> Verdict:
     """Decide a run from its record alone.
 
-    In order: usage errors found during the run (exit 4); an interruption by signal
+    In order: usage errors found during the run (exit 4); a pytest internal error (exit
+    3, never hidden by what the items say); an interruption by signal
     (exit 2, INCOMPLETE); outputs that could not be written (exit 6); nothing measured
-    (exit 5, NOT EVALUATED); then failed items, crashed workers, an incomplete run, a
-    stopped run, failed gates and failed regression checks (exit 1: INCOMPLETE when the
-    run is incomplete, else FAIL); else PASS (exit 0).
+    (exit 5, NOT EVALUATED); then failed items, failed tests that are not items (a plain
+    test collected beside the suites), crashed workers, an incomplete run, a stopped run,
+    failed gates and failed regression checks (exit 1: INCOMPLETE when the run is
+    incomplete, else FAIL); else PASS (exit 0).
 
     Args:
         record: a run record (``plugins.runrecord``); fields it lacks count as empty.
@@ -96,6 +107,8 @@ def verdict(record: Mapping[str, Any]) -> Verdict:
     usage = list(record.get("usage_errors") or [])
     if usage:
         return Verdict(USAGE_ERROR, "FAIL", usage)
+    if record.get("pytest_exit_status") == INTERNAL_ERROR:
+        return Verdict(INTERNAL_ERROR, "FAIL", ["pytest stopped with an internal error"])
     complete = bool(record.get("complete", False))
     if record.get("interrupted"):
         return Verdict(
@@ -109,6 +122,9 @@ def verdict(record: Mapping[str, Any]) -> Verdict:
     for crash in record.get("crashes") or []:
         reasons.append(f"worker {crash.get('worker')} crashed while running {crash.get('item')}")
     reasons += _item_failures(record)
+    others = record.get("other_failures") or []
+    if others:
+        reasons.append(f"{len(others)} other tests failed: {others[0]}")
     counts = record.get("counts", {})
     if not complete and counts.get("items", 0) < counts.get("expected", 0):
         reasons.append(

@@ -122,3 +122,40 @@ def interruptible(args: list[str], cwd: Path, **kwargs: object) -> subprocess.Po
         args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kwargs,
     )  # fmt: skip
+
+
+class Output:
+    """Collects a process's output lines in a thread, so a test can wait for progress
+    (items finished) instead of sleeping a fixed time, which a loaded machine outlasts."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        import threading
+
+        self.proc = proc
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            self.lines.append(raw.decode("utf-8", "replace"))
+
+    def wait_for(self, needle: str, count: int = 1, timeout: float = 120) -> bool:
+        """True once ``count`` lines contain ``needle`` (False on timeout or exit)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if sum(needle in line for line in list(self.lines)) >= count:
+                return True
+            if self.proc.poll() is not None:
+                return False
+            time.sleep(0.1)
+        return False
+
+    def finish(self, timeout: float = 60) -> str:
+        """Wait for the process to end; its whole output."""
+        self.proc.wait(timeout=timeout)
+        self._thread.join(timeout=10)
+        return "".join(self.lines)

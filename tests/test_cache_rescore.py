@@ -6,14 +6,13 @@ import os
 import signal
 import sqlite3
 import sys
-import time
 
 import pytest
 
 from fixtures.models.base import Generation
 from fixtures.models.cache import GenerationCache, generation_key
 from fixtures.models.wrappers import CALL_LOG, ReplayBackend, ServedBackend
-from tests.conftest import interruptible, read_json
+from tests.conftest import Output, interruptible, read_json
 from tests.test_plugin import MODES, run
 
 
@@ -51,10 +50,11 @@ def test_a_run_stopped_with_ctrl_c_resumes_from_the_cache(toy):
     record = toy.path / "record.json"
     args = [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data",
             "--report-json", str(record), "--toy-delay", "0.4", "-p", "no:cacheprovider"]  # fmt: skip
-    proc = interruptible(args, toy.path)
-    time.sleep(6)
+    proc = interruptible([*args, "-v"], toy.path)
+    output = Output(proc)
+    assert output.wait_for("PASSED", 3), output.finish()[-3000:]
     os.kill(proc.pid, signal.SIGINT)
-    proc.communicate(timeout=60)
+    output.finish(timeout=60)
     stopped = read_json(record)
     done = stopped["counts"]["scored"]
     assert stopped["complete"] is False and 0 < done < 24

@@ -18,7 +18,7 @@ from fixtures.models.base import ModelLoadError
 from fixtures.models.fake import FakeBackend
 from fixtures.models.wrappers import ServedBackend
 from plugins.cli import main as cli_main
-from tests.conftest import TOY_SUITE, interruptible, read_json
+from tests.conftest import TOY_SUITE, Output, interruptible, read_json
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer
 from tests.test_plugin import MODES, run
 
@@ -136,6 +136,17 @@ def test_a_record_cannot_make_report_import_a_module(toy, tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert not (folder / "MARKER").exists()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_failing_plain_test_beside_the_suite_is_not_hidden_by_the_verdict(toy, mode):
+    toy.makepyfile(test_helper="def test_helper():\n    assert 1 == 2\n")
+    result, record = run(toy, mode)
+    assert result.ret == 1 and record["exit_status"] == 1
+    assert record["other_failures"] == ["test_helper.py::test_helper"]
+    result.stdout.fnmatch_lines(
+        ["*verdict: FAIL (exit 1): 1 other tests failed: test_helper.py::test_helper*"]
+    )
 
 
 # ---------------------------------------------------------------- outputs
@@ -265,16 +276,17 @@ def test_a_killed_worker_ends_the_run_promptly_and_is_recorded(toy):
     args = [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data",
             "--report-json", str(record), "--toy-delay", "0.5", "-p", "no:cacheprovider",
             "-n", "2", "--no-cache"]  # fmt: skip
-    proc = interruptible(args, toy.path)
-    time.sleep(4)
+    proc = interruptible([*args, "-v"], toy.path)
+    output = Output(proc)
+    assert output.wait_for("PASSED", 2), output.finish()[-3000:]  # both workers are running items
     workers = _children(proc.pid)
     assert workers, "no xdist workers found"
     os.kill(workers[0], signal.SIGKILL)  # as the out-of-memory killer does
     start = time.monotonic()
-    out, _ = proc.communicate(timeout=60)
+    out = output.finish(timeout=60)
     assert time.monotonic() - start < 60
     rec = read_json(record)
-    assert proc.returncode == 1, out.decode()[-3000:]
+    assert proc.returncode == 1, out[-3000:]
     assert rec["complete"] is False and len(rec["crashes"]) == 1
     crash = rec["crashes"][0]
     assert crash["worker"].startswith("gw")
@@ -290,12 +302,13 @@ def test_sigterm_writes_a_record_and_stops_the_workers(toy, mode):
     args = [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data",
             "--report-json", str(record), "--toy-delay", "0.4", "-p", "no:cacheprovider",
             "--no-cache", *mode]  # fmt: skip
-    proc = interruptible(args, toy.path)
-    time.sleep(5)
+    proc = interruptible([*args, "-v"], toy.path)
+    output = Output(proc)
+    assert output.wait_for("PASSED", 2), output.finish()[-3000:]
     workers = _children(proc.pid)
     proc.send_signal(signal.SIGTERM)
-    out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 2, out.decode()[-3000:]
+    out = output.finish(timeout=60)
+    assert proc.returncode == 2, out[-3000:]
     rec = read_json(record)
     assert rec["complete"] is False and rec["interrupted"] == "SIGTERM"
     assert 0 < rec["counts"]["scored"] < 24
@@ -383,3 +396,12 @@ def test_a_malformed_answer_is_a_model_error_with_the_reason(toy, fault, reason)
     errors = [it["error"] for it in record["items"]]
     assert len(errors) == 2 and all("ModelError" in e and reason in e for e in errors), errors
     assert not any(t in e for e in errors for t in ("IndexError", "TypeError", "AttributeError"))
+
+
+def test_the_verdict_never_hides_a_pytest_internal_error():
+    from plugins.verdict import verdict
+
+    record = {"complete": True, "items": [{"id": "t/1", "suite": "t", "outcome": "passed"}],
+              "counts": {"items": 1, "expected": 1}, "gates": []}  # fmt: skip
+    assert verdict(record).status == 0
+    assert verdict({**record, "pytest_exit_status": 3}).status == 3
