@@ -110,8 +110,9 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
     known = [info.get("items_selected") for info in state.suites.values()]
     expected = sum(n or 0 for n in known)
     if state.collected and (not state.suites or None in known):
-        expected = state.collected  # -n: interrupted before every suite's facts arrived
-    expected -= sum(1 for name in state.skipped if name in state.suites)  # "no-data" params
+        # -n: interrupted before every suite's facts arrived; a skipped suite's one
+        # "no-data" test is not an item
+        expected = state.collected - sum(1 for name in state.skipped if name in state.suites)
     spec = config.stash[MODEL_SPEC_KEY]
     replay = config.stash.get(REPLAY_KEY, None)
     judge: dict[str, Any] | None = None

@@ -268,6 +268,7 @@ def test_skip_missing_data_is_explicit_and_measures_nothing(toy, mode):
     result, record = run(toy, mode, "-rs", "--skip-missing-data", "--gate", "toy/accuracy>=0.1")
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED  # nothing measured: not a pass
     assert record["verdict"]["word"] == "NOT EVALUATED"
+    assert record["counts"]["expected"] == 0 and record["counts"]["items"] == 0
     gate = record["gates"][0]
     assert gate["passed"] is None and "skipped (data missing" in gate["reason"]
     result.stdout.fnmatch_lines(
