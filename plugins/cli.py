@@ -29,7 +29,6 @@ import os
 import sys
 from pathlib import Path
 
-from plugins.atomic import atomic_write_text
 from plugins.baseline import baseline_section
 from plugins.controller import suite_lines_and_artifacts
 from plugins.html_report import page_html
@@ -39,6 +38,7 @@ from plugins.runrecord import RecordError, read_record
 from plugins.verdict import USAGE_ERROR, verdict
 from suites.datasets.fetch import MIRROR_ENV
 from suites.datasets.manifest import MANIFEST_PATH
+from suites.files import atomic_write
 from suites.registry import Registry
 
 __all__ = ["main"]
@@ -60,11 +60,11 @@ def report(args: argparse.Namespace) -> int:
         images = metric_plots(record, folder, Path(args.record).stem)
     suite_lines, _ = suite_lines_and_artifacts(record, Registry.with_builtins(), None)
     if out_html:
-        atomic_write_text(out_html, page_html(record, images, suite_lines))
+        atomic_write(out_html, page_html(record, images, suite_lines))
         print(f"wrote {out_html}")
     if args.summary_md:
         md = Path(args.summary_md)
-        atomic_write_text(md, summary_markdown(record, images, md.parent.resolve(), suite_lines))
+        atomic_write(md, summary_markdown(record, images, md.parent.resolve(), suite_lines))
         print(f"wrote {md}")
     decision = verdict(record)
     print(f"extractbench verdict: {decision.headline()}")

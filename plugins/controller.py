@@ -29,7 +29,6 @@ from fixtures.plugin import (
     MODEL_SPEC_KEY,
     REPLAY_KEY,
 )
-from plugins.atomic import atomic_write_text
 from plugins.evaluation import evaluate
 from plugins.grouping import GroupingLost, ungrouped_items
 from plugins.html_report import item_details, scores_cell, summary_html
@@ -42,6 +41,7 @@ from plugins.verdict import verdict
 from suites.datasets.manifest import load_manifest
 from suites.datasets.provenance import data_provenance
 from suites.datasets.resolve import DataChoice, DataDirError, choose_data_dir, offline_from_env
+from suites.files import atomic_write
 from suites.registry import SOURCES_HINT, Registry
 
 __all__ = [
@@ -344,9 +344,9 @@ class Controller:
         choice = config.stash[DATA_CHOICE_KEY]
         if choice is None:  # nothing explicit: the user cache, ../shared/data, or fetch
             try:
-                local = [  # suites that read files of the data dir (not a hub)
+                local = [
                     spec.name for spec in selected
-                    if spec.missing_data(None, state.settings.suite_options.get(spec.name))
+                    if spec.reads_local_data(state.settings.suite_options.get(spec.name))
                 ]  # fmt: skip
                 capture = config.pluginmanager.getplugin("capturemanager")
                 with capture.global_and_fixture_disabled() if capture else nullcontext():
@@ -605,7 +605,7 @@ class Controller:
 
     def _write_markdown(self, record: dict[str, Any], path: Path) -> None:
         try:
-            atomic_write_text(
+            atomic_write(
                 path,
                 summary_markdown(
                     record, self.state.artifacts, path.parent.resolve(), self.state.extra_lines

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from plugins.atomic import atomic_write_text
+from suites.files import atomic_write
 
 __all__ = [
     "SCHEMA_VERSION", "new_run_id", "write_record", "remove_stale", "read_record", "RecordError",
@@ -37,7 +37,7 @@ def write_record(record: dict[str, Any], path: Path) -> Path:
         ValueError: the record holds a non-finite number (not JSON).
     """
     text = json.dumps(record, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-    return atomic_write_text(path, text)
+    return atomic_write(path, text)
 
 
 def remove_stale(path: Path) -> str:

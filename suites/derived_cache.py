@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
+
+from suites.files import atomic_write
 
 __all__ = ["cached_json", "digest_of"]
 
@@ -46,14 +45,8 @@ def cached_json(name: str, key: str, compute: Callable[[], Any]) -> Any:
     except (OSError, ValueError):
         pass
     value = compute()
-    tmp: str | None = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".derived-", dir=path.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(value, fh)
-        os.replace(tmp, path)
-    except OSError:
-        if tmp:
-            Path(tmp).unlink(missing_ok=True)
+        atomic_write(path, json.dumps(value))
+    except OSError:  # a cache that cannot be written only costs time
+        pass
     return value

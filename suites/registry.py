@@ -70,12 +70,17 @@ class SuiteSpec:
         """Whether ``metric`` (without the suite prefix) is one this suite records."""
         return any(fnmatch.fnmatchcase(metric, pattern) for pattern in self.metric_names())
 
+    def reads_local_data(self, options: Mapping[str, Any] | None = None) -> bool:
+        """Whether the suite reads files of the data dir: it lists some, and its ``source``
+        option (where it has one) does not name data from elsewhere (a hub)."""
+        return bool(self.data) and str((options or {}).get("source", "local")) == "local"
+
     def missing_data(
         self, data_dir: Path | None, options: Mapping[str, Any] | None = None
     ) -> list[str]:
         """The required data paths absent from ``data_dir`` (all of them when it is None);
-        none when the suite's ``source`` option names data from elsewhere (a hub)."""
-        if str((options or {}).get("source", "local")) != "local":
+        none when the suite does not read local data (:meth:`reads_local_data`)."""
+        if not self.reads_local_data(options):
             return []
         if data_dir is None:
             return list(self.data)

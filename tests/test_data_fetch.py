@@ -17,7 +17,8 @@ import pytest
 
 from suites.datasets import derive
 from suites.datasets.fetch import FetchError, fetch
-from suites.datasets.manifest import file_sha256, load_manifest
+from suites.datasets.manifest import load_manifest
+from suites.files import sha256_of
 from tests.conftest import read_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,7 +156,7 @@ def test_a_truncated_download_is_not_accepted(mirror, tmp_path):
     local = dest / "fda" / "docs" / "K153137_REVIEW.md"
     assert (
         not local.exists()
-        or file_sha256(local) != MANIFEST.suites["fda"]["fda/docs/K153137_REVIEW.md"].sha256
+        or sha256_of(local) != MANIFEST.suites["fda"]["fda/docs/K153137_REVIEW.md"].sha256
     )
     assert "fda/docs/K153137_REVIEW.md" in MANIFEST.verify_files(dest, ["fda"])
 
@@ -243,11 +244,12 @@ def test_tablebench_loads_the_hub_release_from_a_local_folder(tmp_path):
     assert suite.items[0].prompt == "Official DP prompt: q?Final Answer:"
 
 
-def test_a_hub_source_needs_no_local_data(toy):
+def test_a_hub_source_needs_no_local_data():
     """A suite whose source option points elsewhere is not checked for local files."""
     from suites.registry import Registry
 
     spec = Registry.with_builtins().get("fda")
+    assert not spec.reads_local_data({"source": "based-fda"}) and spec.reads_local_data({})
     assert spec.missing_data(None, {"source": "based-fda"}) == []
     assert spec.missing_data(None, {}) == ["fda/fda_kv_labels_derived.jsonl"]
 
@@ -258,3 +260,39 @@ def test_the_committed_manifest_is_what_the_builder_writes_from_the_shared_data(
     from suites.datasets.manifest import MANIFEST_PATH
 
     assert build_manifest(SHARED) == json.loads(MANIFEST_PATH.read_text(encoding="utf-8"))
+
+
+@needs_data
+def test_upstream_tablebench_examples_are_derived_on_arrival(tmp_path):
+    """Without a mirror the official example file (with the model's fields) is downloaded
+    and the pinned file derived from it."""
+    import dataclasses
+
+    root = tmp_path / "upstream"
+    root.mkdir()
+    examples = SHARED / "tableqa" / "tablebench" / "TableBench_DP_official_example_54.jsonl"
+    (root / "official.jsonl").write_text("".join(
+        json.dumps({**json.loads(x), "model_name": "o3-mini", "prediction": "..."}) + "\n"
+        for x in examples.read_text(encoding="utf-8").splitlines()
+    ))  # fmt: skip
+    shutil.copy(SHARED / "tableqa/tablebench/TableBench_test_886.jsonl", root / "test.jsonl")
+    server = Mirror(root)
+    try:
+        manifest = load_manifest()
+        files = manifest.suites["tablebench"]
+        for path, name in ((examples.relative_to(SHARED).as_posix(), "official.jsonl"),
+                           ("tableqa/tablebench/TableBench_test_886.jsonl", "test.jsonl")):  # fmt: skip
+            files[path] = dataclasses.replace(files[path], url=f"{server.url}/{name}")
+        dest = tmp_path / "d"
+        fetch(manifest, ["tablebench"], dest, progress=False, say=lambda _: None)
+    finally:
+        server.stop()
+    assert not manifest.verify_files(dest, ["tablebench"])
+
+
+@needs_data
+def test_a_destination_that_cannot_be_written_is_one_error(mirror, tmp_path):
+    (tmp_path / "afile").write_text("not a folder")
+    with pytest.raises(FetchError, match="cannot"):
+        fetch(MANIFEST, ["fda"], tmp_path / "afile" / "d", mirror=mirror.url, progress=False,
+              say=lambda _: None)  # fmt: skip

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from suites.datasets.manifest import MANIFEST_PATH, file_sha256
+from suites.datasets.manifest import MANIFEST_PATH
+from suites.files import sha256_of
 
 VERSION = "2026.11.1"
 SOURCES: dict[str, dict[str, str]] = {
@@ -64,7 +65,7 @@ def _entry(
 ) -> dict[str, Any]:
     path = data / rel
     entry: dict[str, Any] = {
-        "sha256": file_sha256(path), "size": path.stat().st_size, "source": source,
+        "sha256": sha256_of(path), "size": path.stat().st_size, "source": source,
         "upstream": upstream, "url": _url(source, upstream),
     }  # fmt: skip
     if build:

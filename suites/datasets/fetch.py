@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from suites.datasets import derive
-from suites.datasets.manifest import FileEntry, Manifest, file_sha256
+from suites.datasets.manifest import FileEntry, Manifest
+from suites.files import atomic_write
 
 __all__ = ["FetchError", "data_cache_dir", "fetch", "MIRROR_ENV", "OFFLINE_ENV"]
 
@@ -75,11 +76,7 @@ def _place(dest: Path, entry: FileEntry, data: bytes) -> None:
             f"{entry.path}: built file does not match the manifest (sha256 {sha[:12]}, "
             f"expected {entry.sha256[:12]})"
         )
-    target = dest / entry.path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, target)
+    atomic_write(dest / entry.path, data)
 
 
 def fetch(
@@ -109,28 +106,20 @@ def fetch(
             out) or did not match its sha256; the message names the file and URL.
     """
     import pooch
-    import requests
 
     pooch.get_logger().setLevel(logging.WARNING)
+    if mirror and not mirror.startswith(("http://", "https://")):
+        raise FetchError(f"--mirror {mirror}: must be an http:// or https:// URL")
     names = list(suites)
     done: list[str] = []
     for suite in names:
         entries = manifest.suites[suite]
-        downloads = {
-            p: e for p, e in entries.items()
-            if not e.build or (mirror and e.build == "tablebench-examples")
-        }  # fmt: skip
-        todo = [
-            p for p, e in downloads.items()
-            if not (dest / p).is_file() or (dest / p).stat().st_size != e.size
-            or file_sha256(dest / p) != e.sha256
-        ]  # fmt: skip
-        built = [p for p, e in entries.items() if e.build and p not in downloads]
-        stale = [
-            p
-            for p in built
-            if not (dest / p).is_file() or file_sha256(dest / p) != entries[p].sha256
-        ]
+        # the TableBench examples are downloaded (upstream: the official file, then
+        # derived; a mirror: the derived file); the other built files are built here
+        downloads = {p: e for p, e in entries.items() if e.build in (None, "tablebench-examples")}
+        bad = manifest.verify_files(dest, [suite])  # missing, or another sha256
+        todo = [p for p in bad if p in downloads]
+        stale = [p for p in bad if p not in downloads]  # built from the downloaded files
         if not todo and not stale:
             continue
         size = sum(downloads[p].size for p in todo) / 1e6
@@ -143,37 +132,51 @@ def fetch(
             known = entry.sha256 if (mirror or not entry.build) else None
             registry[p] = f"sha256:{known}" if known else None
             urls[p] = _url(entry, mirror)
-        store = pooch.create(
-            path=dest, base_url="", registry=registry, urls=urls, retry_if_failed=1
-        )
-        bar = None
-        if progress and todo:
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(todo), desc=suite, unit="file", leave=False)
         try:
-            for p in todo:
-                try:
-                    local = Path(store.fetch(p, progressbar=False))
-                except (requests.RequestException, OSError) as exc:
-                    raise FetchError(f"cannot fetch {p} from {urls[p]}: {_reason(exc)}") from None
-                except ValueError as exc:  # pooch: the hash does not match
-                    raise FetchError(
-                        f"{p} from {urls[p]} does not match its sha256 ({exc})"
-                    ) from None
-                entry = downloads[p]
-                if entry.build == "tablebench-examples" and not mirror:
-                    _place(dest, entry, derive.tablebench_examples_file(local.read_bytes()))
-                done.append(p)
-                if bar is not None:
-                    bar.update(1)
-        finally:
-            if bar is not None:
-                bar.close()
-        for p in stale:
-            _place(dest, entries[p], _build(entries[p].build or "", dest, manifest, entries))
-            done.append(p)
+            _download(dest, todo, downloads, registry, urls, mirror, suite if progress else None)
+            for p in stale:
+                _place(dest, entries[p], _build(entries[p].build or "", dest, manifest, entries))
+        except OSError as exc:  # the destination cannot be written (full disk, a file)
+            raise FetchError(f"cannot write {dest}: {exc.strerror or exc}") from None
+        done += todo + stale
     return done
+
+
+def _download(
+    dest: Path,
+    todo: list[str],
+    downloads: dict[str, FileEntry],
+    registry: dict[str, str | None],
+    urls: dict[str, str],
+    mirror: str | None,
+    bar_label: str | None,
+) -> None:
+    """pooch fetches each file of ``todo`` (hash-checked where the hash is known); the
+    official TableBench examples are derived on arrival from upstream."""
+    import pooch
+    import requests
+
+    store = pooch.create(path=dest, base_url="", registry=registry, urls=urls, retry_if_failed=1)
+    bar = None
+    if bar_label and todo:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(todo), desc=bar_label, unit="file", leave=False)
+    try:
+        for p in todo:
+            try:
+                local = Path(store.fetch(p, progressbar=False))
+            except (requests.RequestException, ConnectionError, TimeoutError) as exc:
+                raise FetchError(f"cannot fetch {p} from {urls[p]}: {_reason(exc)}") from None
+            except ValueError as exc:  # pooch: the hash does not match
+                raise FetchError(f"{p} from {urls[p]} does not match its sha256 ({exc})") from None
+            if downloads[p].build == "tablebench-examples" and not mirror:
+                _place(dest, downloads[p], derive.tablebench_examples_file(local.read_bytes()))
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _reason(exc: BaseException) -> str:

@@ -15,26 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suites.files import sha256_of
+
 __all__ = [
     "MANIFEST_PATH",
     "FileEntry",
     "Source",
     "Manifest",
     "load_manifest",
-    "file_sha256",
 ]
 
 MANIFEST_PATH = Path(__file__).resolve().with_name("manifest.json")
-_CHUNK = 1 << 20
-
-
-def file_sha256(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -114,7 +105,7 @@ class Manifest:
             for p, e in self.files(suites).items()
             if not (folder / p).is_file()
             or (folder / p).stat().st_size != e.size
-            or file_sha256(folder / p) != e.sha256
+            or sha256_of(folder / p) != e.sha256
         ]
 
     def verify(self, folder: Path, suites: Iterable[str] | None = None) -> list[str]:
@@ -122,17 +113,15 @@ class Manifest:
 
         Extra files are those under the suites' top folders that no suite lists.
         """
-        entries = self.files(suites)
-        problems = []
-        for path, entry in sorted(entries.items()):
-            local = folder / path
-            if not local.is_file():
-                problems.append(f"missing: {path}")
-            elif local.stat().st_size != entry.size or file_sha256(local) != entry.sha256:
-                problems.append(f"changed: {path} (sha256 differs from the manifest)")
+        names = list(self.suites) if suites is None else list(suites)
+        problems = [
+            f"missing: {p}"
+            if not (folder / p).is_file()
+            else f"changed: {p} (sha256 differs from the manifest)"
+            for p in sorted(self.verify_files(folder, names))
+        ]
         listed = set(self.files())
-        tops = sorted({p.split("/", 1)[0] for p in entries})
-        for top in tops:
+        for top in sorted({p.split("/", 1)[0] for p in self.files(names)}):
             for local in sorted((folder / top).rglob("*")) if (folder / top).is_dir() else []:
                 rel = local.relative_to(folder).as_posix()
                 if local.is_file() and rel not in listed and not local.name.startswith("."):
@@ -146,7 +135,7 @@ class Manifest:
         matches = True
         for path, entry in sorted(self.suites[suite].items()):
             local = folder / path
-            sha = file_sha256(local) if local.is_file() else "missing"
+            sha = sha256_of(local) if local.is_file() else "missing"
             matches &= sha == entry.sha256
             total.update(f"{path}\0{sha}\n".encode())
         return {"sha256": total.hexdigest(), "files": len(self.suites[suite]),
