@@ -7,9 +7,15 @@ from typing import Any
 
 from suites.item import DataError
 
-__all__ = ["merge_options"]
+__all__ = ["merge_options", "truthy"]
 
 _FALSE = ("0", "false", "no", "off")
+
+
+def truthy(text: object) -> bool:
+    """A command-line or environment value as a boolean: ``""``, ``0``, ``false``, ``no``
+    and ``off`` (any case) are False, anything else True."""
+    return str(text).strip().lower() not in ("", *_FALSE)
 
 
 def merge_options(
@@ -37,7 +43,7 @@ def merge_options(
             if defaults[key] is None or kind is str:
                 merged[key] = None if value is None else str(value)
             elif kind is bool:
-                merged[key] = str(value).strip().lower() not in _FALSE
+                merged[key] = truthy(value)
             else:
                 merged[key] = kind(value)
         except (TypeError, ValueError):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from suites.datasets.fetch import MIRROR_ENV, OFFLINE_ENV, FetchError, data_cache_dir, fetch
 from suites.datasets.manifest import Manifest
+from suites.options import truthy
 
 __all__ = ["DataChoice", "DataDirError", "ENV_VAR", "explicit_data_dir", "choose_data_dir"]
 
@@ -64,7 +65,7 @@ def explicit_data_dir(option: str | None) -> DataChoice | None:
 
 def offline_from_env() -> bool:
     """Whether ``EXTRACTBENCH_OFFLINE`` asks for no downloads."""
-    return os.environ.get(OFFLINE_ENV, "").strip().lower() not in ("", "0", "false", "no")
+    return truthy(os.environ.get(OFFLINE_ENV, ""))
 
 
 def choose_data_dir(
