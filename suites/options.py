@@ -19,17 +19,21 @@ def truthy(text: object) -> bool:
 
 
 def merge_options(
-    suite: str, options: Mapping[str, Any], defaults: Mapping[str, Any]
+    suite: str,
+    options: Mapping[str, Any],
+    defaults: Mapping[str, Any],
+    choices: Mapping[str, tuple[str, ...]] | None = None,
 ) -> dict[str, Any]:
     """``defaults`` updated by ``options``, each value converted to its default's type.
 
     Command-line values arrive as strings: ``"false"``/``"0"``/``"no"``/``"off"`` are
     False for a boolean default, numbers are parsed for int and float defaults; a default
-    of None takes any string (a path, say).
+    of None takes any string (a path, say). ``choices`` names the allowed values of
+    string options that take one of a fixed set.
 
     Raises:
-        DataError: an unknown key, or a value that is not of its default's type (one line
-            naming ``suite.key``).
+        DataError: an unknown key, a value that is not of its default's type, or a value
+            outside its ``choices`` (one line naming ``suite.key``).
     """
     unknown = set(options) - set(defaults)
     if unknown:
@@ -48,4 +52,7 @@ def merge_options(
                 merged[key] = kind(value)
         except (TypeError, ValueError):
             raise DataError(f"{suite}.{key}={value}: must be {kind.__name__}") from None
+    for key, allowed in (choices or {}).items():
+        if merged[key] not in allowed:
+            raise DataError(f"{suite}.{key}={merged[key]}: must be one of {', '.join(allowed)}")
     return merged

@@ -97,9 +97,10 @@ def _fda_metrics() -> tuple[str, ...]:
 
 def _strucbench_metrics() -> tuple[str, ...]:
     from suites.strucbench.errors import ERROR_TYPES
+    from suites.strucbench.metrics import H_NAMES
 
     per_format = [
-        "h_content", "h_structure", "h_content_norm", "h_structure_norm", "sacrebleu",
+        *H_NAMES, *(f"{name}_corrected" for name in H_NAMES), "sacrebleu",
         "rouge_l", "parse_error", "p_content", "p_structure",
         *(f"error_{kind}" for kind in ERROR_TYPES),
     ]  # fmt: skip

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from suites.strucbench import render
 from suites.strucbench.errors import count_errors, same_value_other_format
 from suites.strucbench.hscore import MAXIMA, hscore
+from suites.strucbench.hscore_reference import COMPONENTS
 from suites.strucbench.metrics import table_metrics
 from suites.strucbench.pscore import combine, parse_judgment
 from suites.strucbench.tables import PARSERS
@@ -133,20 +136,25 @@ MALFORMED = [
     "\\begin{tabular}{ll} a & {b \\\\",
     "}{" * 500,
     "x" * 1_000_000,
+    "<table>" * 600,
 ]
 
 
 @pytest.mark.parametrize("fmt", ["raw", "html", "latex"])
 @pytest.mark.parametrize(
-    "output", MALFORMED, ids=["empty", "prose", "unclosed", "unbalanced", "braces", "1MB"]
+    "output", MALFORMED, ids=["empty", "prose", "unclosed", "unbalanced", "braces", "1MB", "nested"]
 )
 def test_malformed_output_never_raises(fmt, output):
     gold = RENDER[fmt](TABLE)
-    scores, counts, parse_error = table_metrics(fmt, output, gold)
-    assert 0 <= scores["h_content_norm"] <= 1 and 0 <= scores["h_structure_norm"] <= 1
+    metrics = table_metrics(fmt, output, gold, "both")
+    scores, parse_error, components = metrics.scores, metrics.parse_error, metrics.hscore_components
+    assert 0 <= scores["h_content_norm_corrected"] <= 1
+    assert 0 <= scores["h_structure_norm_corrected"] <= 1
+    assert all(math.isfinite(scores[f"h_{part}"]) for part in ("content", "structure"))
+    assert set(components) == {n for names in COMPONENTS[fmt].values() for n in names}
     if output in ("", "I cannot make a table.", "}{" * 500, "x" * 1_000_000):
         assert parse_error and scores["parse_error"] == 1.0
-        assert scores["h_content"] == 0.0 and scores["h_structure"] == 0.0
+        assert scores["h_content_corrected"] == 0.0 and scores["h_structure_corrected"] == 0.0
 
 
 def test_number_format_equivalence():

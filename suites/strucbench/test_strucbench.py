@@ -13,11 +13,15 @@ JUDGE_MAX_TOKENS = 256
 def test_strucbench(bench_item, model, judge, score):
     fmt = bench_item.meta["format"]
     prediction = score.generate(model).text
-    scores, counts, parse_error = table_metrics(fmt, prediction, bench_item.reference)
-    for name, value in scores.items():
+    metrics = table_metrics(fmt, prediction, bench_item.reference, bench_item.meta["hscore"])
+    for name, value in metrics.scores.items():
         score(f"{fmt}/{name}", value)
-    score.detail("error_counts", counts)
-    score.detail("parse_error", parse_error)
+    score.detail("error_counts", metrics.error_counts)
+    score.detail("parse_error", metrics.parse_error)
+    if metrics.hscore_components:
+        score.detail("hscore_components", metrics.hscore_components)
+    if metrics.hscore_unscorable:
+        score.detail("hscore_unscorable", metrics.hscore_unscorable)
     if bench_item.meta["pscore"]:
         judgments = [
             parse_judgment(
