@@ -136,7 +136,8 @@ def builtin_suites() -> list[SuiteSpec]:
         ),
         SuiteSpec(
             "tableqa", SUITES_DIR / "tableqa", "test_tableqa.py::test_tableqa",
-            ("exact_match", "contains"), _options("suites.tableqa.items"), (wtq,),
+            ("exact_match", "exact_match_normalized", "contains"),
+            _options("suites.tableqa.items"), (wtq,),
             "SOURCES.md section 3", "suites.tableqa.report",
         ),
         SuiteSpec(

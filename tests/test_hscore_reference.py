@@ -156,7 +156,10 @@ def test_a_list_answered_for_a_table_is_no_table_in_both_scorers():
 
 def test_modes_record_their_own_metric_names():
     pred = RAW.replace("88.0", "88")
-    keys = {m: set(table_metrics("raw", pred, RAW, m).scores) for m in ("reference", "corrected", "both")}
+    keys = {
+        m: set(table_metrics("raw", pred, RAW, m).scores)
+        for m in ("reference", "corrected", "both")
+    }
     assert {"h_content", "h_structure_norm"} <= keys["reference"]
     assert not any(k.endswith("_corrected") for k in keys["reference"])
     assert {"h_content_corrected", "h_structure_norm_corrected"} <= keys["corrected"]
@@ -171,7 +174,9 @@ def test_modes_record_their_own_metric_names():
 
 def test_the_default_is_reference_and_a_wrong_mode_is_one_line():
     assert _options({})["hscore"] == "reference"
-    with pytest.raises(DataError, match=r"strucbench.hscore=paper: must be one of reference, corrected, both"):
+    with pytest.raises(
+        DataError, match=r"strucbench.hscore=paper: must be one of reference, corrected, both"
+    ):
         _options({"hscore": "paper"})
 
 

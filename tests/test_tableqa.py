@@ -10,7 +10,7 @@ import pytest
 
 from suites.tableqa import synthetic
 from suites.tableqa.html import HTMLTableError, html_to_table
-from suites.tableqa.metrics import contains, exact_match, normalize_answer
+from suites.tableqa.metrics import contains, exact_match, exact_match_normalized, normalize_answer
 from suites.tableqa.prompts import SYSTEM_PROMPTS, build_prompt
 from suites.tableqa.questions import sample_questions, valid_pairs
 from suites.tableqa.report import heatmap_w_d, heatmap_w_r, results_table
@@ -171,20 +171,23 @@ def test_question_text_and_prompt_follow_the_article():
 
 
 @pytest.mark.parametrize(
-    ("prediction", "answer", "em", "cont"),
+    ("prediction", "answer", "strict", "em", "cont"),
     [
-        (" Hard", "Hard", 1, 1),
-        ("«hard».", "Hard", 1, 1),
-        ('"Hard."\nbecause', "Hard", 1, 1),
-        ("The answer is Hard.", "Hard", 0, 1),
-        ("#a0ffff", "#A0FFFF", 1, 1),
-        ("12.5", "12.50", 0, 0),
-        ("", "x", 0, 0),
-        ("\n\n  Clay", "Clay", 1, 1),
+        (" Hard", "Hard", 1, 1, 1),
+        ("«hard».", "Hard", 0, 1, 1),
+        ('"Hard."\nbecause', "Hard", 0, 1, 1),
+        ("The answer is Hard.", "Hard", 0, 0, 1),
+        ("#a0ffff", "#A0FFFF", 0, 1, 1),
+        ("#A0FFFF", "#A0FFFF", 1, 1, 1),
+        ("12.5", "12.50", 0, 0, 0),
+        ("", "x", 0, 0, 0),
+        ("\n\n  Clay", "Clay", 1, 1, 1),
+        ("Clay.", "Clay", 0, 1, 1),
     ],
 )
-def test_exact_match_and_contains(prediction, answer, em, cont):
-    assert exact_match(prediction, answer) == em
+def test_exact_match_strict_normalized_and_contains(prediction, answer, strict, em, cont):
+    assert exact_match(prediction, answer) == strict
+    assert exact_match_normalized(prediction, answer) == em
     assert contains(prediction, answer) == cont
 
 
@@ -223,3 +226,103 @@ def test_results_table_averages_subsets_unweighted():
         and table["subsets"]["syn1"]["accuracy_pct"] == 25
     )
     assert table["average_pct"] == 62.5
+
+
+@pytest.mark.parametrize(
+    ("cell", "text"),
+    [
+        ("<td><a href='/p'>Paris</a>, France</td>", "Paris, France"),
+        (
+            "<td>Academy Awards, 1972<sup>[20]</sup><sup>[21]</sup></td>",
+            "Academy Awards, 1972[20][21]",
+        ),
+        ("<td>UCI ProTour<br/>\nPoints</td>", "UCI ProTour Points"),
+        ("<td>A<br>B</td>", "A B"),
+        (
+            '<td><span class="sortkey">Buchanan, James</span><a>James Buchanan</a></td>',
+            "James Buchanan",
+        ),
+        (
+            '<td><span style="display:none">01909-03-04-0000</span>March 4, 1909</td>',
+            "March 4, 1909",
+        ),
+        ("<td>  two   words\n</td>", "two words"),
+    ],
+)
+def test_cell_text_is_the_visible_text_without_inserted_separators(cell, text):
+    table = html_to_table(f"<table><tr><th>h</th></tr><tr>{cell}</tr></table>", "t")
+    assert table.rows[0][0] == text
+
+
+@pytest.mark.skipif(not (DATA / "tableqa").is_dir(), reason="no ../shared/data/tableqa")
+def test_wiki_cell_text_agrees_with_the_wtq_csv_and_has_no_tag_boundary_spaces():
+    from suites.tableqa.items import WTQ_DIR, wiki_tables
+    from suites.tableqa.wtq_csv import csv_agreement, read_wtq_csv
+
+    tables = wiki_tables(DATA)
+    assert len(tables) == 396
+    agreement = csv_agreement(tables, DATA / WTQ_DIR)
+    assert agreement["tables_same_shape"] >= 300
+    share = agreement["cells_equal"] / agreement["cells_compared"]
+    explained = (
+        share + agreement["cells_differing_by_footnote_markers"] / agreement["cells_compared"]
+    )
+    assert share >= 0.98 and explained >= 0.995, agreement
+    spaced = []
+    for table in tables:
+        data = read_wtq_csv(DATA / WTQ_DIR / f"{table.name}.csv")[1:]
+        if len(data) != table.height or any(len(r) != table.width for r in data):
+            continue
+        for ours_row, csv_row in zip(table.rows, data):
+            for ours, theirs in zip(ours_row, csv_row):
+                theirs = " ".join(theirs.split())
+                for gap in (" ,", "[ ", " ]", " .", " )"):
+                    if gap in ours and gap not in theirs:
+                        spaced.append((table.name, ours, theirs))
+    assert spaced == []
+
+
+def test_trivial_questions_are_dropped_and_every_filter_is_counted():
+    from suites.tableqa.questions import filter_counts, pair_filters
+
+    table = Table(
+        "t",
+        ("Team", "Alias", "City", ""),
+        (("Reds", "Reds", "Rome", "x"), ("Blues", "B", "", "y"), ("Blues2", "C", "Oslo", "z")),
+    )
+    row1 = pair_filters(table, 1)
+    assert row1[(0, 1)] == row1[(1, 0)] == "trivial"  # X equals the answer
+    assert row1[(0, 3)] == "header_empty_or_duplicate"
+    assert row1[(0, 2)] is None
+    assert pair_filters(table, 2)[(0, 2)] == "value_or_answer_empty"
+    assert (0, 1) not in valid_pairs(table, 1)
+    counts = filter_counts([table])
+    assert counts["candidates"] == 3 * 4 * 3
+    assert counts["trivial"] == 2 and counts["tables_with_drops"]["trivial"] == 1
+    assert (
+        counts["questions"]
+        + sum(
+            counts[k] for k in counts if k not in ("candidates", "questions", "tables_with_drops")
+        )
+        == counts["candidates"]
+    )
+    questions = sample_questions([table], per_cell=10, seed=0)
+    assert questions and all(q.value != q.answer for q in questions)
+
+
+def test_the_results_table_follows_tableqa_match():
+    from suites.tableqa.report import headline_metric, summary_lines
+
+    items = [
+        {"suite": "tableqa", "status": "passed",
+         "meta": {"subset": "wiki", "width": 2, "row": 1, "distance": 1},
+         "scores": {"exact_match": 0.0, "exact_match_normalized": 1.0}}
+        for i in range(4)
+    ]  # fmt: skip
+    record = {"items": items, "suites": {"tableqa": {"notes": {"options": {"match": "strict"}}}}}
+    assert headline_metric(record, "tableqa") == "exact_match"
+    assert "0.0" in summary_lines(record, "tableqa")[2]
+    record["suites"]["tableqa"]["notes"]["options"]["match"] = "normalized"
+    assert headline_metric(record, "tableqa") == "exact_match_normalized"
+    lines = summary_lines(record, "tableqa")
+    assert "exact_match_normalized" in lines[0] and "100.0" in lines[2]

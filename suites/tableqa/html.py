@@ -2,7 +2,8 @@
 
 Article (IDP team, 2024, "Data" section): HTML is the source of structure; multi-level
 headers are joined with "/" into flat headers; merged cells are split and their text
-duplicated into every covered position.
+duplicated into every covered position. A cell's text is its visible text (see
+:func:`cell_text`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from bs4 import BeautifulSoup, Tag
 
 from suites.tableqa.tables import Table
 
-__all__ = ["html_to_table", "HTMLTableError", "check_complete"]
+__all__ = ["html_to_table", "HTMLTableError", "cell_text", "check_complete"]
 
 
 class HTMLTableError(ValueError):
@@ -37,8 +38,23 @@ def _span(cell: Tag, attr: str) -> int:
         return 1
 
 
-def _text(cell: Tag) -> str:
-    return " ".join(cell.get_text(" ", strip=True).split())
+_HIDDEN = re.compile(r"display\s*:\s*none", re.IGNORECASE)
+
+
+def cell_text(cell: Tag) -> str:
+    """A cell's text as a reader sees it: the text of its nodes joined without inserted
+    separators (``<a>Paris</a>, France`` -> ``Paris, France``, ``1972<sup>[20]</sup>`` ->
+    ``1972[20]``), ``<br>`` read as a space, hidden elements left out (styled ``display:none``,
+    or of class ``sortkey``, which Wikipedia's stylesheet hides: sort keys such as
+    ``01909-03-04-0000`` or ``Buchanan, James``), whitespace collapsed.
+
+    Modifies ``cell`` (its ``<br>`` and hidden elements are replaced).
+    """
+    for hidden in [*cell.find_all(style=_HIDDEN), *cell.find_all(class_="sortkey")]:
+        hidden.decompose()
+    for br in cell.find_all("br"):
+        br.replace_with(" ")
+    return " ".join(cell.get_text().split())
 
 
 def _fill_spans(row: list[str], col: int, carry: dict[int, tuple[int, str]]) -> int:
@@ -65,7 +81,7 @@ def _grid(table: Tag) -> tuple[list[list[str]], list[bool]]:
         row: list[str] = []
         col = _fill_spans(row, 0, carry)
         for cell in cells:
-            text = _text(cell)
+            text = cell_text(cell)
             rowspan, colspan = _span(cell, "rowspan"), _span(cell, "colspan")
             for _ in range(colspan):
                 row.append(text)

@@ -18,9 +18,11 @@ from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.options import merge_options
 from suites.tableqa import synthetic, tablebench
 from suites.tableqa.html import HTMLTableError, html_to_table
+from suites.tableqa.metrics import MATCH_METRICS
 from suites.tableqa.prompts import SYSTEM_PROMPTS, prompt_prefix
-from suites.tableqa.questions import TEMPLATES, Question, sample_questions
+from suites.tableqa.questions import TEMPLATES, Question, filter_counts, sample_questions
 from suites.tableqa.tables import Table, to_markdown
+from suites.tableqa.wtq_csv import csv_agreement
 
 __all__ = [
     "DEFAULTS",
@@ -41,6 +43,8 @@ DEFAULTS: dict[str, Any] = {
     # Completion (base) models need a cue to answer after the question; the article used
     # chat models and no cue. "" gives the article's prompt exactly.
     "answer_cue": "\nAnswer:",
+    # the metric of the results table and heatmaps: strict (the article's) or normalized
+    "match": "strict",
 }
 TABLEBENCH_DEFAULTS: dict[str, Any] = {
     # TableBench's DP prompt ends with the question; base models are cued to answer in
@@ -54,13 +58,15 @@ TABLEBENCH_DEFAULTS: dict[str, Any] = {
 MIN_WIDTH, MAX_WIDTH, MIN_HEIGHT, MAX_HEIGHT = 2, 16, 1, 64  # article's table sizes
 MAX_TOKENS = 32
 STOP = ("\n",)
-CACHE_VERSION = "tableqa-questions-v2"  # bump when table parsing or sampling changes
+CACHE_VERSION = "tableqa-questions-v3"  # bump when table parsing or sampling changes
 
 
 def _options(
     options: Mapping[str, Any], defaults: Mapping[str, Any] = DEFAULTS, suite: str = "tableqa"
 ) -> dict[str, Any]:
-    merged = merge_options(suite, options, defaults)
+    merged = merge_options(
+        suite, options, defaults, {"match": tuple(MATCH_METRICS)} if suite == "tableqa" else None
+    )
     if suite == "tableqa" and merged["language"] not in SYSTEM_PROMPTS:
         raise DataError(f"tableqa.language={merged['language']}: use en or ru")
     return merged
@@ -159,11 +165,18 @@ def subset_questions(
             "tables": [_table_to_json(t) for t in tables],
             "questions": [astuple(qu) for qu in questions],
             "dropped": dropped,
+            "filters": filter_counts(tables, MAX_WIDTH, MAX_HEIGHT),
+            "csv_agreement": csv_agreement(tables, data_dir / WTQ_DIR)
+            if subset == "wiki"
+            else None,
         }
 
     data = cached_json(f"tableqa-{subset}", digest_of(key), build)
     tables = [_table_from_json(t) for t in data["tables"]]
-    return tables, [Question(*q) for q in data["questions"]], data.get("dropped", {})
+    left_out = {**data.get("dropped", {}), "filters": data["filters"]}
+    if data["csv_agreement"]:
+        left_out["csv_agreement"] = data["csv_agreement"]
+    return tables, [Question(*q) for q in data["questions"]], left_out
 
 
 def _lookup_items(
@@ -212,8 +225,12 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
     opts = _options(options or {})
     items = []
     dropped: dict[str, list[str]] = {}
+    filters: dict[str, dict] = {}
+    agreement: dict[str, int] | None = None
     for subset in LOOKUP_SUBSETS:
         tables, questions, left_out = subset_questions(subset, data_dir, opts)
+        filters[subset] = left_out.pop("filters")
+        agreement = left_out.pop("csv_agreement", agreement)
         dropped.update(left_out)
         items += _lookup_items(subset, tables, questions, opts)
     notes = {
@@ -221,11 +238,20 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
         "options": opts,
         "template": TEMPLATES[opts["language"]],
         "missing_subsets": "gost (the article's technical-standard tables are not available)",
+        "synthetic_tables": "one seeded 64-row table per width 2-16 per subset (the article: 10,000 "
+        "unique tables of heights 1-64), so a (W, r) cell's questions share one row of one table",
         "wiki_tables": "WikiTableQuestions pristine-unseen test tables (substitute for the article's Wikipedia set)",
         "wiki_tables_dropped": {
             "no_table": dropped.get("no_table", []),
             "outside_size_range": len(dropped.get("size", [])),
         },
+        "question_filters": filters,
+        "wiki_cell_text": "visible text of each cell: no separator inserted at tag boundaries, "
+        "<br> as a space, hidden sort keys left out, footnote markers kept",
+        "wiki_cell_text_vs_wtq_csv": agreement,
+        "match": "exact_match is the article's metric (strict: the trimmed answer equals the cell); "
+        "exact_match_normalized folds case and strips quotes and a final period; "
+        f"the results table and heatmaps show {MATCH_METRICS[opts['match']]}",
         "questions_per_subset": {
             s: sum(1 for it in items if it.meta["subset"] == s) for s in LOOKUP_SUBSETS
         },

@@ -1,10 +1,20 @@
-"""Table-QA metrics: exact match after a documented normalisation, and containment."""
+"""Table-QA metrics: exact match as the article defines it (strict), after a documented
+normalisation, and containment."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["normalize_answer", "exact_match", "contains"]
+__all__ = [
+    "MATCH_METRICS",
+    "normalize_answer",
+    "exact_match",
+    "exact_match_normalized",
+    "contains",
+]
+
+# tableqa.match -> the metric the results table and heatmaps show
+MATCH_METRICS = {"strict": "exact_match", "normalized": "exact_match_normalized"}
 
 _QUOTES = "\"'`«»“”„‘’"
 
@@ -29,7 +39,18 @@ def normalize_answer(text: str) -> str:
 
 
 def exact_match(prediction: str, answer: str) -> float:
-    """1.0 when the normalised prediction equals the normalised cell value (article's metric)."""
+    """The article's metric ("1 if the answer matched, 0 otherwise", "Method" section).
+
+    1.0 when the prediction, with surrounding whitespace trimmed, equals the cell value
+    character for character; no other normalisation (the article names none). The trim
+    only removes the space a completion model writes after the ``Answer:`` cue.
+    """
+    return 1.0 if prediction.strip() == answer.strip() else 0.0
+
+
+def exact_match_normalized(prediction: str, answer: str) -> float:
+    """1.0 when :func:`normalize_answer` of both is equal (case folded, quotes and a final
+    period removed, first line only): a lenient variant, not the article's metric."""
     return 1.0 if normalize_answer(prediction) == normalize_answer(answer) else 0.0
 
 

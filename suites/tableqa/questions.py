@@ -15,7 +15,15 @@ from dataclasses import dataclass
 
 from suites.tableqa.tables import Table
 
-__all__ = ["Question", "TEMPLATES", "valid_pairs", "sample_questions"]
+__all__ = [
+    "FILTERS",
+    "Question",
+    "TEMPLATES",
+    "filter_counts",
+    "pair_filters",
+    "valid_pairs",
+    "sample_questions",
+]
 
 TEMPLATES = {
     "en": "What is the {t} if the {q} is {x}?",
@@ -56,14 +64,20 @@ class Question:
         return TEMPLATES[language].format(t=header[self.t], q=header[self.q], x=self.value)
 
 
-def valid_pairs(
-    table: Table, row: int, counts: Sequence[Counter[str]] | None = None
-) -> list[tuple[int, int]]:
-    """All (t, q) with t != q whose question on 1-based ``row`` has exactly one answer.
+# Why a candidate (row, t, q) is not a question, in the order the checks apply.
+FILTERS = (
+    "header_empty_or_duplicate",  # the name of t or q is empty or names two columns
+    "value_or_answer_empty",  # X = row[q] or the answer row[t] is empty
+    "value_or_answer_not_unique",  # X occurs twice in column q, or the answer in column t
+    "trivial",  # X equals the answer (a cell duplicated by colspan): the question says it
+)
 
-    A pair is valid when the headers of t and q are non-empty and occur once in the
-    header, X = row[q] is non-empty and occurs once in column q, and the answer row[t]
-    is non-empty and occurs once in column t.
+
+def pair_filters(
+    table: Table, row: int, counts: Sequence[Counter[str]] | None = None
+) -> dict[tuple[int, int], str | None]:
+    """Every (t, q) with t != q on 1-based ``row``, mapped to the first filter of
+    :data:`FILTERS` that drops it, or None for a question with exactly one answer.
 
     Args:
         counts: per-column value counts of ``table`` (computed when not given).
@@ -72,15 +86,69 @@ def valid_pairs(
     header_counts = Counter(table.header)
     if counts is None:
         counts = [Counter(table.column(j)) for j in range(table.width)]
-    usable = [
-        j
+    bad_header = [
+        not table.header[j].strip() or header_counts[table.header[j]] > 1
         for j in range(table.width)
-        if table.header[j].strip()
-        and header_counts[table.header[j]] == 1
-        and cells[j].strip()
-        and counts[j][cells[j]] == 1
     ]
-    return [(t, q) for t in usable for q in usable if t != q]
+    empty = [not cells[j].strip() for j in range(table.width)]
+    repeated = [counts[j][cells[j]] > 1 for j in range(table.width)]
+    out: dict[tuple[int, int], str | None] = {}
+    for t in range(table.width):
+        for q in range(table.width):
+            if t == q:
+                continue
+            if bad_header[t] or bad_header[q]:
+                out[(t, q)] = FILTERS[0]
+            elif empty[t] or empty[q]:
+                out[(t, q)] = FILTERS[1]
+            elif repeated[t] or repeated[q]:
+                out[(t, q)] = FILTERS[2]
+            elif cells[t] == cells[q]:
+                out[(t, q)] = FILTERS[3]
+            else:
+                out[(t, q)] = None
+    return out
+
+
+def valid_pairs(
+    table: Table, row: int, counts: Sequence[Counter[str]] | None = None
+) -> list[tuple[int, int]]:
+    """All (t, q) with t != q whose question on 1-based ``row`` has exactly one answer.
+
+    A pair is valid when the headers of t and q are non-empty and occur once in the
+    header, X = row[q] is non-empty and occurs once in column q, the answer row[t] is
+    non-empty and occurs once in column t, and X differs from the answer (see
+    :func:`pair_filters`).
+    """
+    return [pair for pair, why in pair_filters(table, row, counts).items() if why is None]
+
+
+def filter_counts(tables: Sequence[Table], max_width: int = 16, max_height: int = 64) -> dict:
+    """How many candidate (row, t, q) of ``tables`` each filter drops, and how many pass.
+
+    Returns:
+        ``{"candidates": n, "questions": n, <filter>: n, ..., "tables_with_drops": {<filter>: n}}``
+        over the tables of width <= ``max_width`` and their first ``max_height`` rows.
+    """
+    totals: Counter[str] = Counter()
+    tables_hit: Counter[str] = Counter()
+    for table in tables:
+        if table.width > max_width:
+            continue
+        counts = [Counter(table.column(j)) for j in range(table.width)]
+        seen: set[str] = set()
+        for row in range(1, min(table.height, max_height) + 1):
+            for why in pair_filters(table, row, counts).values():
+                totals[why or "questions"] += 1
+                if why:
+                    seen.add(why)
+        tables_hit.update(seen)
+    return {
+        "candidates": sum(totals.values()),
+        "questions": totals["questions"],
+        **{name: totals[name] for name in FILTERS},
+        "tables_with_drops": {name: tables_hit[name] for name in FILTERS},
+    }
 
 
 def sample_questions(

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from suites.tableqa.items import LOOKUP_SUBSETS
+from suites.tableqa.metrics import MATCH_METRICS
 
 __all__ = ["results_table", "heatmap_w_r", "heatmap_w_d", "summary_lines", "write_artifacts"]
 
@@ -131,6 +132,13 @@ def _plot(
     plt.close(fig)
 
 
+def headline_metric(record: Mapping[str, Any], suite: str) -> str:
+    """The metric the results table and heatmaps show: ``tableqa.match`` of the run
+    (``strict`` -> ``exact_match``, the article's; ``normalized`` -> ``exact_match_normalized``)."""
+    notes = record.get("suites", {}).get(suite, {}).get("notes", {})
+    return MATCH_METRICS.get(notes.get("options", {}).get("match", "strict"), "exact_match")
+
+
 def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: str) -> list[Path]:
     """Two heatmap PNGs per subset with questions, and one JSON with every matrix and count.
 
@@ -138,20 +146,21 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
     ``<stem>-tableqa-heatmaps.json``.
     """
     items = record["items"]
+    metric = headline_metric(record, suite)
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     matrices: dict[str, Any] = {}
     for subset in LOOKUP_SUBSETS:
-        acc_r, n_r = heatmap_w_r(items, subset)
+        acc_r, n_r = heatmap_w_r(items, subset, metric)
         if not n_r.any():
             continue
-        acc_d, n_d = heatmap_w_d(items, subset)
+        acc_d, n_d = heatmap_w_d(items, subset, metric)
         model = record.get("model", {}).get("name", "")
         p1 = folder / f"{stem}-tableqa-{subset}-w_r.png"
         _plot(
             acc_r,
             n_r,
-            f"{subset}: width W x answer row r, {model}\n(question counts per cell in the heatmaps JSON)",
+            f"{subset}: {metric}, width W x answer row r, {model}\n(question counts per cell in the heatmaps JSON)",
             "answer row r",
             "table width W",
             p1,
@@ -180,14 +189,17 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
         }
     if matrices:
         path = folder / f"{stem}-tableqa-heatmaps.json"
-        path.write_text(json.dumps({"layout": __doc__, "subsets": matrices}), encoding="utf-8")
+        path.write_text(
+            json.dumps({"layout": __doc__, "metric": metric, "subsets": matrices}), encoding="utf-8"
+        )
         written.append(path)
     return written
 
 
 def summary_lines(record: Mapping[str, Any], suite: str) -> list[str]:
     """The article's results table (exact match, %) for the terminal."""
-    table = results_table(record["items"])
+    metric = headline_metric(record, suite)
+    table = results_table(record["items"], metric)
     if not table["subsets"]:
         return []
     names = list(table["subsets"])
@@ -195,7 +207,7 @@ def summary_lines(record: Mapping[str, Any], suite: str) -> list[str]:
     values = "  ".join(f"{table['subsets'][s]['accuracy_pct']:6.1f}" for s in names)
     counts = "  ".join(f"{table['subsets'][s]['n']:6d}" for s in names)
     return [
-        "tableqa results (exact match %, as the article's table; gost not available):",
+        f"tableqa results ({metric} %, as the article's table; gost not available):",
         f"  subset {header}",
         f"  acc %  {values}  {table['average_pct']:6.1f}",
         f"  n      {counts}",

@@ -3,7 +3,7 @@
 import pytest
 
 from suites.tableqa.items import load_items, load_tablebench
-from suites.tableqa.metrics import contains, exact_match
+from suites.tableqa.metrics import contains, exact_match, exact_match_normalized
 from suites.tableqa.tablebench import final_answer, rouge_l
 
 
@@ -16,6 +16,7 @@ from suites.tableqa.tablebench import final_answer, rouge_l
 def test_tableqa(bench_item, model, score):
     generation = score.generate(model)
     score("exact_match", exact_match(generation.text, bench_item.reference))
+    score("exact_match_normalized", exact_match_normalized(generation.text, bench_item.reference))
     score("contains", contains(generation.text, bench_item.reference))
 
 
@@ -25,4 +26,4 @@ def test_tablebench(bench_item, model, score):
     if bench_item.meta["qtype"] == "DataAnalysis":
         score("rouge_l", rouge_l(answer, bench_item.reference))
     else:
-        score("exact_match", exact_match(answer, bench_item.reference))
+        score("exact_match", exact_match_normalized(answer, bench_item.reference))
