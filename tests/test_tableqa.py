@@ -273,8 +273,8 @@ def test_wiki_cell_text_agrees_with_the_wtq_csv_and_has_no_tag_boundary_spaces()
         data = read_wtq_csv(DATA / WTQ_DIR / f"{table.name}.csv")[1:]
         if len(data) != table.height or any(len(r) != table.width for r in data):
             continue
-        for ours_row, csv_row in zip(table.rows, data):
-            for ours, theirs in zip(ours_row, csv_row):
+        for ours_row, csv_row in zip(table.rows, data, strict=True):
+            for ours, theirs in zip(ours_row, csv_row, strict=True):
                 theirs = " ".join(theirs.split())
                 for gap in (" ,", "[ ", " ]", " .", " )"):
                     if gap in ours and gap not in theirs:
