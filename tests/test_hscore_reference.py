@@ -17,14 +17,10 @@ import pytest
 from suites.item import DataError
 from suites.strucbench import render
 from suites.strucbench.hscore import CORRECTIONS, hscore
-from suites.strucbench.hscore_reference import (
-    COMPONENTS,
-    reference_difflib,
-    reference_hscore,
-)
+from suites.strucbench.hscore_reference import COMPONENTS, reference_hscore
 from suites.strucbench.items import _options
 from suites.strucbench.metrics import table_metrics
-from suites.strucbench.similarity import difflib_similarity
+from suites.strucbench.similarity import difflib_similarity, levenshtein_similarity
 
 PAIRS = Path(__file__).resolve().parents[2] / "shared/data/strucbench/hscore_reference_pairs.jsonl"
 
@@ -101,7 +97,9 @@ CASES = {
 
 def test_every_correction_has_a_case_and_a_reason():
     assert set(CASES) | {"difflib_autojunk_off"} == set(CORRECTIONS)
-    assert all(len(line) > 40 for line in CORRECTIONS.values())
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    missing = [name for name in CORRECTIONS if f"`{name}`" not in readme]
+    assert missing == [], "README's H-Score section must list every correction"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -140,10 +138,23 @@ def test_difflib_autojunk_off_is_the_one_difference_of_the_difflib_term():
     # and </td> (each over 1% of 200+ items) are junk and nothing is matched
     gold = ["<td>", "</td>"] * 150
     pred = ["<tr>", *gold]
-    assert reference_difflib(pred, gold) == 0.0
+    assert difflib_similarity(pred, gold, reference=True) == 0.0
     assert difflib_similarity(pred, gold) == pytest.approx(2 * 300 / 601)
     short_gold, short_pred = gold[:50], pred[:51]  # under 200 items autojunk does nothing
-    assert reference_difflib(short_pred, short_gold) == difflib_similarity(short_pred, short_gold)
+    assert difflib_similarity(short_pred, short_gold, reference=True) == difflib_similarity(
+        short_pred, short_gold
+    )
+
+
+def test_levenshtein_reference_is_unclamped_and_zero_for_an_empty_gold():
+    gold, long_pred = ["a", "b"], ["a", "b", "c", "d", "e", "f", "g"]
+    assert levenshtein_similarity(long_pred, gold, reference=True) == 1 - 5 / 4
+    assert levenshtein_similarity(long_pred, gold) == 0.0
+    assert levenshtein_similarity([], [], reference=True) == 0.0
+    assert levenshtein_similarity([], []) == 1.0
+    assert (
+        levenshtein_similarity([], gold, reference=True) == 0.5 == levenshtein_similarity([], gold)
+    )
 
 
 def test_a_list_answered_for_a_table_is_no_table_in_both_scorers():
@@ -180,10 +191,17 @@ def test_the_default_is_reference_and_a_wrong_mode_is_one_line():
         _options({"hscore": "paper"})
 
 
+def nested(depth: int) -> str:
+    return "<div>" * depth + "x" + "</div>" * depth
+
+
 def test_an_exploding_html_structure_is_scored_as_an_empty_prediction_with_the_reason():
-    pred = "<div>" * 30 + "x" + "</div>" * 30  # the scripts' sequence: about 2^30 tags
-    h = reference_hscore("html", pred, HTML)
+    # the scripts' sequence for n nested tags holds 2^(n+1) - 2 tags: 18 levels are
+    # 524,286 (scored), 19 are 1,048,574 (over MAX_STRUCTURE_TAGS)
+    assert reference_hscore("html", nested(18), HTML).unscorable is None
+    h = reference_hscore("html", nested(19), HTML)
     empty = reference_hscore("html", "", HTML)
-    assert h.unscorable and "2^" not in h.unscorable and "tags" in h.unscorable
+    assert h.unscorable and "1.05e+06 tags" in h.unscorable
     assert (h.content, h.structure) == (empty.content, empty.structure)
-    assert math.isfinite(h.content)
+    deep = reference_hscore("html", nested(5000), HTML)  # past Python's recursion limit
+    assert deep.unscorable and math.isfinite(deep.content)

@@ -130,7 +130,7 @@ def test_every_generated_question_has_exactly_one_answer_brute_force():
 
     total = 0
     for subset in LOOKUP_SUBSETS:
-        tables, questions, _ = subset_questions(subset, DATA, dict(DEFAULTS))
+        tables, questions, *_ = subset_questions(subset, DATA, dict(DEFAULTS))
         by_name = {t.name: t for t in tables}
         for qu in questions:
             _assert_one_answer(by_name[qu.table], qu)
@@ -257,7 +257,7 @@ def test_cell_text_is_the_visible_text_without_inserted_separators(cell, text):
 @pytest.mark.skipif(not (DATA / "tableqa").is_dir(), reason="no ../shared/data/tableqa")
 def test_wiki_cell_text_agrees_with_the_wtq_csv_and_has_no_tag_boundary_spaces():
     from suites.tableqa.items import WTQ_DIR, wiki_tables
-    from suites.tableqa.wtq_csv import csv_agreement, read_wtq_csv
+    from suites.tableqa.wtq_csv import aligned_cells, csv_agreement
 
     tables = wiki_tables(DATA)
     assert len(tables) == 396
@@ -268,17 +268,12 @@ def test_wiki_cell_text_agrees_with_the_wtq_csv_and_has_no_tag_boundary_spaces()
         share + agreement["cells_differing_by_footnote_markers"] / agreement["cells_compared"]
     )
     assert share >= 0.98 and explained >= 0.995, agreement
-    spaced = []
-    for table in tables:
-        data = read_wtq_csv(DATA / WTQ_DIR / f"{table.name}.csv")[1:]
-        if len(data) != table.height or any(len(r) != table.width for r in data):
-            continue
-        for ours_row, csv_row in zip(table.rows, data, strict=True):
-            for ours, theirs in zip(ours_row, csv_row, strict=True):
-                theirs = " ".join(theirs.split())
-                for gap in (" ,", "[ ", " ]", " .", " )"):
-                    if gap in ours and gap not in theirs:
-                        spaced.append((table.name, ours, theirs))
+    spaced = [
+        (table.name, ours, theirs)
+        for table, ours, theirs in aligned_cells(tables, DATA / WTQ_DIR)
+        for gap in (" ,", "[ ", " ]", " .", " )")
+        if gap in ours and gap not in theirs
+    ]
     assert spaced == []
 
 

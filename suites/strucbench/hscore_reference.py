@@ -32,12 +32,11 @@ README's "H-Score: reference and corrected" lists each difference):
 
 from __future__ import annotations
 
-import difflib
-import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from rapidfuzz.distance import Levenshtein
+from suites.strucbench.similarity import difflib_similarity, levenshtein_similarity
+from suites.strucbench.tables import NEWLINE_RE, RECOGNIZED_HTML_TAGS
 
 __all__ = [
     "COMPONENTS",
@@ -45,8 +44,6 @@ __all__ = [
     "ReferenceHScore",
     "reference_components",
     "reference_hscore",
-    "reference_levenshtein",
-    "reference_difflib",
 ]
 
 # Component names per format, in the reference's words, with the sums that make
@@ -77,35 +74,13 @@ COMPONENTS: dict[str, dict[str, tuple[str, ...]]] = {
     },
 }
 
-_NEWLINE = re.compile(r"\n|<NEWLINE>|<newline>")
-_RECOGNIZED = frozenset(
-    "table tr th td ul ol li div span p a img embed pre h1 h2 h3 h4 h5 h6 input button".split()
-)
-
-
-def reference_levenshtein(pred: str | Sequence[str], gold: str | Sequence[str]) -> float:
-    """``1 - Levenshtein(pred, gold) / (2 len(gold))``, unclamped; 0.0 for an empty gold.
-
-    Source: ``table_scores.py`` L13-17. Works on strings and on lists of cells (edit
-    operations on whole cells). Range (-inf, 1].
-    """
-    if not gold:
-        return 0.0
-    return 1 - Levenshtein.distance(pred, gold) / (2 * len(gold))
-
-
-def reference_difflib(pred: str | Sequence[str], gold: str | Sequence[str]) -> float:
-    """difflib's Ratcliff/Obershelp ratio with its defaults (autojunk on); 1.0 for two empties.
-
-    Source: ``table_scores.py`` L19-21. Range [0, 1].
-    """
-    return difflib.SequenceMatcher(None, pred, gold).ratio()
+_RECOGNIZED = frozenset(RECOGNIZED_HTML_TAGS)
 
 
 def _sequence_terms(prefix: str, pred: Sequence, gold: Sequence) -> dict[str, float]:
     return {
-        f"{prefix}_levenshtein_score": reference_levenshtein(pred, gold),
-        f"{prefix}_difflib_score": reference_difflib(pred, gold),
+        f"{prefix}_levenshtein_score": levenshtein_similarity(pred, gold, reference=True),
+        f"{prefix}_difflib_score": difflib_similarity(pred, gold, reference=True),
     }
 
 
@@ -116,7 +91,7 @@ def _raw_artifacts(text: str) -> tuple[int, int, list[str], list[str]]:
     """(rows incl. header, widest row, header cells, data cells) as the reference reads them."""
     first, last = text.find("|"), text.rfind("|")
     span = text[first : last + 1] if first >= 0 else ""
-    rows = [[cell.strip() for cell in line.split("|")] for line in _NEWLINE.split(span)]
+    rows = [[cell.strip() for cell in line.split("|")] for line in NEWLINE_RE.split(span)]
     rows = [row for row in rows if not set("".join(row)) <= {"-", "="}]
     if not any(row[0] for row in rows):
         rows = [row[1:] for row in rows]
@@ -198,11 +173,11 @@ def _html_components(prediction: str, gold: str) -> dict[str, float]:
 
     pred_soup = BeautifulSoup(prediction, "html.parser")
     gold_soup = BeautifulSoup(gold, "html.parser")
-    if gold_soup.find_all("table"):
+    if gold_soup.find("table"):
         cell_tags: list[str] | None = ["th", "td"]
-    elif gold_soup.find_all(["ul"]) or gold_soup.find_all("ol") or gold_soup.find_all("li"):
+    elif gold_soup.find(["ul", "ol", "li"]):
         cell_tags = ["li"]
-    else:
+    else:  # the scripts' lenient mode: any recognised tag with text is a cell
         cell_tags = None
 
     def cells(soup) -> list[str]:

@@ -3,7 +3,9 @@
 Struc-Bench's ``score/table_scores.py`` (L13-21) scores every comparison twice, by a
 normalised Levenshtein similarity and by difflib's Ratcliff/Obershelp ratio, and the
 H-Score sums such pairs. Both functions accept strings or lists of strings (cell lists,
-tag sequences), compared element by element.
+tag sequences), compared element by element, and both have the scripts' exact definition
+(``reference=True``, :mod:`suites.strucbench.hscore_reference`) and the corrected one
+(the default, :mod:`suites.strucbench.hscore`).
 """
 
 from __future__ import annotations
@@ -13,36 +15,40 @@ from collections.abc import Sequence
 
 from rapidfuzz.distance import Levenshtein
 
-__all__ = ["levenshtein_similarity", "difflib_similarity", "similarity"]
+__all__ = ["levenshtein_similarity", "difflib_similarity"]
 
 
-def levenshtein_similarity(pred: str | Sequence[str], gold: str | Sequence[str]) -> float:
-    """``1 - Levenshtein(pred, gold) / (2 * len(gold))``, clamped to [0, 1].
+def levenshtein_similarity(
+    pred: str | Sequence[str], gold: str | Sequence[str], *, reference: bool = False
+) -> float:
+    """``1 - Levenshtein(pred, gold) / (2 * len(gold))`` (``table_scores.py`` L13-17).
 
-    Struc-Bench's normalisation (``table_scores.py`` L13-17): half credit per edit
-    relative to the gold length; 1.0 when both are empty, 0.0 when only gold is empty.
-    Computed with rapidfuzz (works on strings and on lists of hashable items).
+    Half credit per edit relative to the gold length, computed with rapidfuzz (strings, or
+    lists of hashable items edited whole).
+
+    Args:
+        reference: the scripts' definition: unclamped (range (-inf, 1]; a prediction much
+            longer than the gold goes negative) and 0.0 whenever the gold is empty.
+            Otherwise (corrections ``levenshtein_clamped``, ``empty_equals_empty``)
+            clamped to [0, 1], and 1.0 when both are empty.
     """
     if len(gold) == 0:
-        return 1.0 if len(pred) == 0 else 0.0
-    distance = Levenshtein.distance(
-        list(pred) if not isinstance(pred, str) else pred,
-        list(gold) if not isinstance(gold, str) else gold,
-    )
-    return max(0.0, 1.0 - distance / (2 * len(gold)))
+        return 1.0 if len(pred) == 0 and not reference else 0.0
+    value = 1.0 - Levenshtein.distance(pred, gold) / (2 * len(gold))
+    return value if reference else max(0.0, value)
 
 
-def difflib_similarity(pred: str | Sequence[str], gold: str | Sequence[str]) -> float:
-    """Ratcliff/Obershelp ratio, ``difflib.SequenceMatcher(None, pred, gold).ratio()``.
+def difflib_similarity(
+    pred: str | Sequence[str], gold: str | Sequence[str], *, reference: bool = False
+) -> float:
+    """Ratcliff/Obershelp ratio, ``difflib.SequenceMatcher(None, pred, gold).ratio()``
+    (``table_scores.py`` L19-21), in [0, 1]; 1.0 when both are empty.
 
-    rapidfuzz has no Ratcliff/Obershelp (its Indel ratio differs), so difflib is used;
-    autojunk is off so long sequences are compared exactly. 1.0 when both are empty.
+    rapidfuzz has no Ratcliff/Obershelp (its Indel ratio differs), so difflib is used.
+
+    Args:
+        reference: the scripts' definition, with difflib's autojunk heuristic on (in a
+            sequence of 200 or more items, those filling over 1% are ignored as junk).
+            Otherwise autojunk is off (correction ``difflib_autojunk_off``).
     """
-    if len(pred) == 0 and len(gold) == 0:
-        return 1.0
-    return difflib.SequenceMatcher(None, pred, gold, autojunk=False).ratio()
-
-
-def similarity(pred: str | Sequence[str], gold: str | Sequence[str]) -> float:
-    """Mean of :func:`levenshtein_similarity` and :func:`difflib_similarity` (paper 3.3.2)."""
-    return (levenshtein_similarity(pred, gold) + difflib_similarity(pred, gold)) / 2
+    return difflib.SequenceMatcher(None, pred, gold, autojunk=reference).ratio()

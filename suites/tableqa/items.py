@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import astuple
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from suites.derived_cache import cached_json, digest_of
 from suites.files import read_text
@@ -126,11 +126,21 @@ def synthetic_tables(subset: str, tables_per_width: int, seed: int) -> list[Tabl
     ]
 
 
-def subset_questions(
-    subset: str, data_dir: Path, opts: dict[str, Any]
-) -> tuple[list[Table], list[Question], dict[str, list[str]]]:
-    """Tables, sampled questions and the files left out (wiki) of one subset, cached in
-    the user cache.
+class SubsetQuestions(NamedTuple):
+    """One lookup subset as built: its tables and sampled questions, the wiki files left
+    out (``no_table``, ``size``; empty for synthetic subsets), the question filter counts
+    (:func:`suites.tableqa.questions.filter_counts`) and, for wiki, the cell-text agreement
+    with WikiTableQuestions' CSVs (:func:`suites.tableqa.wtq_csv.csv_agreement`)."""
+
+    tables: list[Table]
+    questions: list[Question]
+    dropped: dict[str, list[str]]
+    filters: dict[str, Any]
+    csv_agreement: dict[str, int] | None
+
+
+def subset_questions(subset: str, data_dir: Path, opts: dict[str, Any]) -> SubsetQuestions:
+    """One subset's :class:`SubsetQuestions`, cached in the user cache.
 
     The cache key covers the subset, the options that change the sample, the Faker
     version (synthetic values) and, for wiki, the HTML files' contents.
@@ -172,11 +182,13 @@ def subset_questions(
         }
 
     data = cached_json(f"tableqa-{subset}", digest_of(key), build)
-    tables = [_table_from_json(t) for t in data["tables"]]
-    left_out = {**data.get("dropped", {}), "filters": data["filters"]}
-    if data["csv_agreement"]:
-        left_out["csv_agreement"] = data["csv_agreement"]
-    return tables, [Question(*q) for q in data["questions"]], left_out
+    return SubsetQuestions(
+        [_table_from_json(t) for t in data["tables"]],
+        [Question(*q) for q in data["questions"]],
+        data["dropped"],
+        data["filters"],
+        data["csv_agreement"],
+    )
 
 
 def _lookup_items(
@@ -228,11 +240,11 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
     filters: dict[str, dict] = {}
     agreement: dict[str, int] | None = None
     for subset in LOOKUP_SUBSETS:
-        tables, questions, left_out = subset_questions(subset, data_dir, opts)
-        filters[subset] = left_out.pop("filters")
-        agreement = left_out.pop("csv_agreement", agreement)
-        dropped.update(left_out)
-        items += _lookup_items(subset, tables, questions, opts)
+        built = subset_questions(subset, data_dir, opts)
+        filters[subset] = built.filters
+        agreement = built.csv_agreement or agreement
+        dropped.update(built.dropped)
+        items += _lookup_items(subset, built.tables, built.questions, opts)
     notes = {
         "source": "IDP team Table-QA article (Habr, 2024): wiki + syn1-syn5, exact match",
         "options": opts,

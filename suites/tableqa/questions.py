@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from suites.tableqa.tables import Table
@@ -18,6 +18,7 @@ from suites.tableqa.tables import Table
 __all__ = [
     "FILTERS",
     "Question",
+    "candidates",
     "TEMPLATES",
     "filter_counts",
     "pair_filters",
@@ -123,31 +124,39 @@ def valid_pairs(
     return [pair for pair, why in pair_filters(table, row, counts).items() if why is None]
 
 
+def candidates(
+    tables: Sequence[Table], max_width: int = 16, max_height: int = 64
+) -> Iterator[tuple[Table, int, int, int, str | None]]:
+    """Every candidate ``(table, row, t, q, filter)`` of ``tables``: tables of width <=
+    ``max_width``, their first ``max_height`` rows, each (t, q) with t != q, and the
+    filter that drops it (None for a question; :func:`pair_filters`)."""
+    for table in tables:
+        if table.width > max_width:
+            continue
+        counts = [Counter(table.column(j)) for j in range(table.width)]
+        for row in range(1, min(table.height, max_height) + 1):
+            for (t, q), why in pair_filters(table, row, counts).items():
+                yield table, row, t, q, why
+
+
 def filter_counts(tables: Sequence[Table], max_width: int = 16, max_height: int = 64) -> dict:
     """How many candidate (row, t, q) of ``tables`` each filter drops, and how many pass.
 
     Returns:
         ``{"candidates": n, "questions": n, <filter>: n, ..., "tables_with_drops": {<filter>: n}}``
-        over the tables of width <= ``max_width`` and their first ``max_height`` rows.
+        over the :func:`candidates` of ``tables``.
     """
     totals: Counter[str] = Counter()
-    tables_hit: Counter[str] = Counter()
-    for table in tables:
-        if table.width > max_width:
-            continue
-        counts = [Counter(table.column(j)) for j in range(table.width)]
-        seen: set[str] = set()
-        for row in range(1, min(table.height, max_height) + 1):
-            for why in pair_filters(table, row, counts).values():
-                totals[why or "questions"] += 1
-                if why:
-                    seen.add(why)
-        tables_hit.update(seen)
+    hit: set[tuple[str, str]] = set()
+    for table, _, _, _, why in candidates(tables, max_width, max_height):
+        totals[why or "questions"] += 1
+        if why:
+            hit.add((table.name, why))
     return {
         "candidates": sum(totals.values()),
         "questions": totals["questions"],
         **{name: totals[name] for name in FILTERS},
-        "tables_with_drops": {name: tables_hit[name] for name in FILTERS},
+        "tables_with_drops": {name: sum(1 for _, w in hit if w == name) for name in FILTERS},
     }
 
 
@@ -166,18 +175,14 @@ def sample_questions(
         consecutive.
     """
     cells: dict[tuple[int, int], list[tuple[Table, int, int]]] = defaultdict(list)
-    for table in tables:
-        if table.width > max_width:
-            continue
-        counts = [Counter(table.column(j)) for j in range(table.width)]
-        for row in range(1, min(table.height, max_height) + 1):
-            for t, q in valid_pairs(table, row, counts):
-                cells[(table.width, row)].append((table, t, q))
+    for table, row, t, q, why in candidates(tables, max_width, max_height):
+        if why is None:
+            cells[(table.width, row)].append((table, t, q))
     questions = []
-    for (width, row), candidates in sorted(cells.items()):
+    for (width, row), in_cell in sorted(cells.items()):
         rng = random.Random(f"{seed}/{width}/{row}")
         by_distance: dict[int, list[tuple[Table, int, int]]] = defaultdict(list)
-        for cand in candidates:
+        for cand in in_cell:
             by_distance[cand[2] - cand[1]].append(cand)
         for _ in range(per_cell):
             if not by_distance:

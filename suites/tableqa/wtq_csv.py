@@ -11,13 +11,13 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from suites.files import read_text
 from suites.tableqa.tables import Table
 
-__all__ = ["read_wtq_csv", "csv_agreement"]
+__all__ = ["read_wtq_csv", "aligned_cells", "csv_agreement"]
 
 _FOOTNOTE = re.compile(r"\s*\[[^\]]*\]")
 
@@ -32,35 +32,39 @@ def read_wtq_csv(path: Path) -> list[list[str]]:
     return list(csv.reader(io.StringIO(text), escapechar="\\", doublequote=False))
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.split())
+def aligned_cells(tables: Sequence[Table], csv_root: Path) -> Iterator[tuple[Table, str, str]]:
+    """``(table, our text, CSV text)`` for every data cell of the tables whose CSV has their
+    shape (the same data-row count and width); whitespace collapsed in both texts."""
+    for table in tables:
+        data = read_wtq_csv(csv_root / f"{table.name}.csv")[1:]
+        if len(data) != table.height or any(len(row) != table.width for row in data):
+            continue
+        for ours_row, csv_row in zip(table.rows, data, strict=True):
+            for ours, theirs in zip(ours_row, csv_row, strict=True):
+                yield table, " ".join(ours.split()), " ".join(theirs.split())
 
 
 def csv_agreement(tables: Sequence[Table], csv_root: Path) -> dict[str, int]:
     """Compare the data cells of ``tables`` (named ``<dir>/<n>``) with their CSVs.
 
-    Tables whose CSV has another shape (other data-row count or width) are counted, not
-    compared cell by cell. Returns ``{"tables", "tables_same_shape", "cells_compared",
+    Only tables whose CSV has their shape are compared cell by cell
+    (:func:`aligned_cells`). Returns ``{"tables", "tables_same_shape", "cells_compared",
     "cells_equal", "cells_differing_by_footnote_markers"}``; equality is after whitespace
     normalisation; a footnote difference is one that removing bracketed markers
     (``[20]``, ``[citation needed]``) from our text resolves (the CSV drops them).
     """
-    same = compared = equal = footnote = 0
-    for table in tables:
-        data = read_wtq_csv(csv_root / f"{table.name}.csv")[1:]
-        if len(data) != table.height or any(len(row) != table.width for row in data):
-            continue
-        same += 1
-        for ours_row, csv_row in zip(table.rows, data, strict=True):
-            for ours, theirs in zip(ours_row, csv_row, strict=True):
-                compared += 1
-                if _norm(ours) == _norm(theirs):
-                    equal += 1
-                elif _norm(_FOOTNOTE.sub("", ours)) == _norm(theirs):
-                    footnote += 1
+    same: set[str] = set()
+    compared = equal = footnote = 0
+    for table, ours, theirs in aligned_cells(tables, csv_root):
+        same.add(table.name)
+        compared += 1
+        if ours == theirs:
+            equal += 1
+        elif " ".join(_FOOTNOTE.sub("", ours).split()) == theirs:
+            footnote += 1
     return {
         "tables": len(tables),
-        "tables_same_shape": same,
+        "tables_same_shape": len(same),
         "cells_compared": compared,
         "cells_equal": equal,
         "cells_differing_by_footnote_markers": footnote,
