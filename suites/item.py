@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Item", "SuiteData", "DataError", "DataMissing"]
+__all__ = ["Item", "LazyText", "SuiteData", "DataError", "DataMissing"]
 
 
 class DataError(Exception):
@@ -21,6 +21,43 @@ class DataMissing(DataError):
     """A suite's data files are absent; the suite is skipped with this message."""
 
 
+@dataclass(frozen=True, eq=False)
+class LazyText:
+    """Text built when it is read, of a length known in advance.
+
+    For prompts too many and too large to hold at collection (Table QA's synthetic subsets:
+    9,600 tables per subset, one per question): ``str()`` calls ``build``, ``len()`` is
+    ``length`` without building. ``build`` should check that it rebuilt the text the items
+    were made from (Table QA compares a SHA-256); ``str()`` checks the length.
+
+    Attributes:
+        build: returns the text (deterministic; may be cached by the caller).
+        length: its length in characters.
+        what: names the text in the error raised when ``build`` disagrees with ``length``.
+    """
+
+    build: Callable[[], str]
+    length: int
+    what: str = "text"
+
+    def __str__(self) -> str:
+        """The text.
+
+        Raises:
+            DataError: the rebuilt text has another length than recorded.
+        """
+        text = self.build()
+        if len(text) != self.length:
+            raise DataError(
+                f"{self.what}: rebuilt with {len(text)} characters, {self.length} when its items "
+                "were built (a changed generator or library version; clear the derived cache)"
+            )
+        return text
+
+    def __len__(self) -> int:
+        return self.length
+
+
 @dataclass(frozen=True)
 class Item:
     """One benchmark item.
@@ -31,7 +68,7 @@ class Item:
         group: unit that shares a prompt prefix (FDA: one document chunk). Items of one
             group run consecutively on one worker so the backend reuses the prefix.
         prefix: the part of the prompt shared by the items of the group (one string
-            object, shared in memory too).
+            object, shared in memory too), or a :class:`LazyText` built when read.
         suffix: the item's own end of the prompt; ``prompt = prefix + suffix``.
         reference: the gold answer the metric compares against.
         meta: JSON-safe attributes (breakdown keys such as ``key``, ``doc_id``).
@@ -41,7 +78,7 @@ class Item:
 
     id: str
     group: str
-    prefix: str
+    prefix: str | LazyText
     suffix: str
     reference: str
     meta: Mapping[str, Any] = field(default_factory=dict)
@@ -56,7 +93,7 @@ class Item:
     def to_json(self) -> dict[str, Any]:
         """JSON-safe dict of all fields (for caches of derived items)."""
         return {
-            "id": self.id, "group": self.group, "prefix": self.prefix, "suffix": self.suffix,
+            "id": self.id, "group": self.group, "prefix": str(self.prefix), "suffix": self.suffix,
             "reference": self.reference, "meta": dict(self.meta), "max_tokens": self.max_tokens,
             "stop": list(self.stop),
         }  # fmt: skip
@@ -69,7 +106,7 @@ class Item:
     @property
     def prompt(self) -> str:
         """The exact text given to the model: ``prefix + suffix``."""
-        return self.prefix + self.suffix
+        return str(self.prefix) + self.suffix
 
     @property
     def prompt_chars(self) -> int:

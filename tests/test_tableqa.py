@@ -130,14 +130,69 @@ def test_every_generated_question_has_exactly_one_answer_brute_force():
 
     total = 0
     for subset in LOOKUP_SUBSETS:
-        tables, questions, *_ = subset_questions(subset, DATA, dict(DEFAULTS))
-        by_name = {t.name: t for t in tables}
-        for qu in questions:
-            _assert_one_answer(by_name[qu.table], qu)
+        built = subset_questions(subset, DATA, dict(DEFAULTS))
+        by_name = {t.name: t for t in built.tables}
+        for i, qu in enumerate(built.questions):
+            if subset == "wiki":
+                _assert_one_answer(by_name[qu.table], qu)
+            elif i % 40 == 0:  # 240 of each subset's 9,600 tables, regenerated
+                spec = built.specs[qu.table]
+                table = synthetic.generate(subset, spec.width, spec.height, spec.seed, qu.table)
+                assert (
+                    table.header == spec.header and len(to_markdown(table)) == spec.markdown_chars
+                )
+                _assert_one_answer(table, qu)
             assert 2 <= qu.width <= 16 and 1 <= qu.row <= 64
             assert 0 < abs(qu.distance) <= qu.width - 1
-        total += len(questions)
-    assert total > 40000
+        total += len(built.questions)
+    assert total > 50000
+
+
+@pytest.mark.parametrize("subset", synthetic.SUBSETS)
+def test_every_synthetic_cell_draws_its_questions_from_distinct_tables(subset):
+    from collections import defaultdict
+
+    from suites.tableqa.items import DEFAULTS, subset_questions
+
+    built = subset_questions(subset, DATA, dict(DEFAULTS))
+    cells: dict[tuple[int, int], list] = defaultdict(list)
+    for qu in built.questions:
+        cells[(qu.width, qu.row)].append(qu)
+    assert set(cells) == {(w, r) for w in range(2, 17) for r in range(1, 65)}
+    for (width, row), questions in cells.items():
+        assert len(questions) == 10, (width, row)  # W = 2 and 3 too
+        assert len({qu.table for qu in questions}) == 10
+        for qu in questions:
+            spec = built.specs[qu.table]
+            assert spec.width == width and row <= spec.height <= 64
+    assert len(built.specs) == 9600
+    first_row = [built.specs[qu.table].height for qu in built.questions if qu.row == 1]
+    assert len(set(first_row)) >= 40  # heights drawn from [1, 64] for the cells of row 1
+    distances = {qu.distance for qu in built.questions if qu.width == 16}
+    assert distances == set(range(-15, 16)) - {0}
+
+
+def test_a_synthetic_prompt_is_built_when_read_and_checked_against_its_length():
+    from suites.item import DataError, LazyText
+    from suites.tableqa.items import DEFAULTS, _lookup_items, subset_questions
+    from suites.tableqa.prompts import prompt_prefix
+
+    built = subset_questions("syn2", DATA, dict(DEFAULTS))
+    items = _lookup_items("syn2", built, dict(DEFAULTS))
+    item = items[1234]
+    assert isinstance(item.prefix, LazyText)
+    spec = built.specs[item.meta["table"]]
+    table = synthetic.generate("syn2", spec.width, spec.height, spec.seed, item.meta["table"])
+    assert item.prompt == prompt_prefix(to_markdown(table)) + item.suffix
+    assert item.prompt_chars == len(item.prompt) and item.meta["height"] == table.height
+    from suites.tableqa.items import _synthetic_prefix
+
+    other = spec._replace(markdown_sha256="0" * 64)
+    with pytest.raises(DataError, match="regenerated differently from when its question"):
+        _synthetic_prefix("syn2", other, item.meta["table"], "en")
+    wrong = LazyText(lambda: "abc", 4, "t prompt")
+    with pytest.raises(DataError, match="t prompt: rebuilt with 3 characters, 4 when"):
+        str(wrong)
 
 
 def test_sampling_caps_cells_spreads_distances_and_is_seeded():
@@ -321,3 +376,9 @@ def test_the_results_table_follows_tableqa_match():
     assert headline_metric(record, "tableqa") == "exact_match_normalized"
     lines = summary_lines(record, "tableqa")
     assert "exact_match_normalized" in lines[0] and "100.0" in lines[2]
+
+
+def test_synthetic_dates_and_times_do_not_depend_on_today():
+    # Faker draws dates up to "now" by default, which changed the tables from day to day
+    dates = synthetic._pool("Date")
+    assert len(dates) > 500 and max(dates) <= "2024-12-31"

@@ -6,15 +6,18 @@ data: ``tableqa/`` under the data dir (SOURCES.md section 3).
 
 from __future__ import annotations
 
+import hashlib
+import inspect
 from collections.abc import Mapping
 from dataclasses import astuple
+from functools import lru_cache, partial
 from importlib import metadata
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from suites.derived_cache import cached_json, digest_of
 from suites.files import read_text
-from suites.item import DataError, DataMissing, Item, SuiteData
+from suites.item import DataError, DataMissing, Item, LazyText, SuiteData
 from suites.options import merge_options
 from suites.tableqa import synthetic, tablebench
 from suites.tableqa.html import HTMLTableError, html_to_table
@@ -28,7 +31,6 @@ __all__ = [
     "DEFAULTS",
     "LOOKUP_SUBSETS",
     "wiki_tables",
-    "synthetic_tables",
     "load_items",
     "load_tablebench",
 ]
@@ -38,7 +40,6 @@ LOOKUP_SUBSETS = ("wiki", *synthetic.SUBSETS)
 DEFAULTS: dict[str, Any] = {
     "language": "en",  # en: translated system prompt and template; ru: the article's own
     "per_cell": 10,  # questions per (W, r) heatmap cell (article: 10)
-    "tables_per_width": 1,  # synthetic tables per width W (each 64 rows)
     "seed": 0,
     # Completion (base) models need a cue to answer after the question; the article used
     # chat models and no cue. "" gives the article's prompt exactly.
@@ -58,7 +59,7 @@ TABLEBENCH_DEFAULTS: dict[str, Any] = {
 MIN_WIDTH, MAX_WIDTH, MIN_HEIGHT, MAX_HEIGHT = 2, 16, 1, 64  # article's table sizes
 MAX_TOKENS = 32
 STOP = ("\n",)
-CACHE_VERSION = "tableqa-questions-v3"  # bump when table parsing or sampling changes
+CACHE_VERSION = "tableqa-questions-v4"  # bump when table parsing or wiki sampling changes
 
 
 def _options(
@@ -117,25 +118,19 @@ def wiki_tables(data_dir: Path, dropped: dict[str, list[str]] | None = None) -> 
     return tables
 
 
-def synthetic_tables(subset: str, tables_per_width: int, seed: int) -> list[Table]:
-    """``tables_per_width`` tables of 64 rows for every width 2..16 of a synthetic subset."""
-    return [
-        synthetic.generate(subset, width, MAX_HEIGHT, seed * 1000 + k, f"w{width}/t{k}")
-        for width in range(MIN_WIDTH, MAX_WIDTH + 1)
-        for k in range(tables_per_width)
-    ]
-
-
 class SubsetQuestions(NamedTuple):
-    """One lookup subset as built: its tables and sampled questions, the wiki files left
-    out (``no_table``, ``size``; empty for synthetic subsets), the question filter counts
-    (:func:`suites.tableqa.questions.filter_counts`) and, for wiki, the cell-text agreement
-    with WikiTableQuestions' CSVs (:func:`suites.tableqa.wtq_csv.csv_agreement`)."""
+    """One lookup subset as built: its sampled questions; the wiki tables (synthetic
+    subsets: none, their tables are regenerated from ``specs`` when a prompt is read); the
+    wiki files left out (``no_table``, ``size``), the question filter counts
+    (:func:`suites.tableqa.questions.filter_counts`) and the cell-text agreement with
+    WikiTableQuestions' CSVs (:func:`suites.tableqa.wtq_csv.csv_agreement`), each None or
+    empty for synthetic subsets."""
 
     tables: list[Table]
     questions: list[Question]
+    specs: dict[str, synthetic.TableSpec]
     dropped: dict[str, list[str]]
-    filters: dict[str, Any]
+    filters: dict[str, Any] | None
     csv_agreement: dict[str, int] | None
 
 
@@ -149,7 +144,6 @@ def subset_questions(subset: str, data_dir: Path, opts: dict[str, Any]) -> Subse
         CACHE_VERSION,
         subset,
         str(opts["per_cell"]),
-        str(opts["tables_per_width"]),
         str(opts["seed"]),
     ]
     if subset == "wiki":
@@ -160,60 +154,100 @@ def subset_questions(subset: str, data_dir: Path, opts: dict[str, Any]) -> Subse
                 f"{root}/*/*.html not found (see ../shared/data/SOURCES.md section 3)"
             )
         key += [p.read_bytes() for p in files]  # type: ignore[misc]
-    else:
-        key.append(metadata.version("faker"))
+    else:  # the generator's code and Faker's data make the tables
+        key += [metadata.version("faker"), inspect.getsource(synthetic)]
 
     dropped: dict[str, list[str]] = {}
 
     def build() -> dict[str, Any]:
-        if subset == "wiki":
-            tables = wiki_tables(data_dir, dropped)
-        else:
-            tables = synthetic_tables(subset, opts["tables_per_width"], opts["seed"])
+        if subset != "wiki":
+            questions, specs = synthetic.sample_questions(
+                subset, opts["per_cell"], opts["seed"], range(MIN_WIDTH, MAX_WIDTH + 1), MAX_HEIGHT
+            )
+            return {
+                "tables": [],
+                "questions": [astuple(qu) for qu in questions],
+                "specs": {name: list(spec) for name, spec in specs.items()},
+                "dropped": {},
+                "filters": None,
+                "csv_agreement": None,
+            }
+        tables = wiki_tables(data_dir, dropped)
         questions = sample_questions(tables, opts["per_cell"], opts["seed"], MAX_WIDTH, MAX_HEIGHT)
         return {
             "tables": [_table_to_json(t) for t in tables],
             "questions": [astuple(qu) for qu in questions],
+            "specs": {},
             "dropped": dropped,
             "filters": filter_counts(tables, MAX_WIDTH, MAX_HEIGHT),
-            "csv_agreement": csv_agreement(tables, data_dir / WTQ_DIR)
-            if subset == "wiki"
-            else None,
+            "csv_agreement": csv_agreement(tables, data_dir / WTQ_DIR),
         }
 
     data = cached_json(f"tableqa-{subset}", digest_of(key), build)
+    specs = {
+        name: synthetic.TableSpec(width, height, seed, tuple(header), chars, sha)
+        for name, (width, height, seed, header, chars, sha) in data["specs"].items()
+    }
     return SubsetQuestions(
         [_table_from_json(t) for t in data["tables"]],
         [Question(*q) for q in data["questions"]],
+        specs,
         data["dropped"],
         data["filters"],
         data["csv_agreement"],
     )
 
 
-def _lookup_items(
-    subset: str, tables: list[Table], questions: list[Question], opts: dict[str, Any]
-) -> list[Item]:
-    by_name = {t.name: t for t in tables}
-    prefixes: dict[str, str] = {}
+@lru_cache(maxsize=16)
+def _synthetic_prefix(subset: str, spec: synthetic.TableSpec, name: str, language: str) -> str:
+    """The prompt prefix of a synthetic question, its table regenerated from ``spec``.
+
+    Raises:
+        DataError: the regenerated table differs from the one the question was drawn from
+            (its answer would not be in the prompt).
+    """
+    markdown = to_markdown(synthetic.generate(subset, spec.width, spec.height, spec.seed, name))
+    if hashlib.sha256(markdown.encode("utf-8")).hexdigest() != spec.markdown_sha256:
+        raise DataError(
+            f"tableqa/{subset}/{name}: the table regenerated differently from when its question "
+            "was built (another generator or Faker version); clear the derived cache"
+        )
+    return prompt_prefix(markdown, language)
+
+
+def _lookup_items(subset: str, built: SubsetQuestions, opts: dict[str, Any]) -> list[Item]:
+    by_name = {t.name: t for t in built.tables}
+    prefixes: dict[str, str | LazyText] = {}
     items = []
     language = opts["language"]
-    for qu in questions:
-        table = by_name[qu.table]
+    frame = len(prompt_prefix("", language))
+    for qu in built.questions:
+        table = by_name.get(qu.table)
+        spec = built.specs.get(qu.table)
         if qu.table not in prefixes:
-            prefixes[qu.table] = prompt_prefix(to_markdown(table), language)
+            prefixes[qu.table] = (
+                prompt_prefix(to_markdown(table), language)
+                if table is not None
+                else LazyText(
+                    partial(_synthetic_prefix, subset, spec, qu.table, language),
+                    frame + spec.markdown_chars,
+                    f"tableqa/{subset}/{qu.table} prompt",
+                )
+            )
+        header = table.header if table is not None else spec.header
+        height = table.height if table is not None else spec.height
         group = f"tableqa/{subset}/{qu.table}"
         items.append(
             Item(
                 id=f"{group}/r{qu.row}/t{qu.t}q{qu.q}",
                 group=group,
                 prefix=prefixes[qu.table],
-                suffix=qu.text(table.header, language) + opts["answer_cue"],
+                suffix=qu.text(header, language) + opts["answer_cue"],
                 reference=qu.answer,
                 meta={
                     "subset": subset,
                     "width": qu.width,
-                    "height": table.height,
+                    "height": height,
                     "row": qu.row,
                     "distance": qu.distance,
                     "table": qu.table,
@@ -244,20 +278,21 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
         filters[subset] = built.filters
         agreement = built.csv_agreement or agreement
         dropped.update(built.dropped)
-        items += _lookup_items(subset, built.tables, built.questions, opts)
+        items += _lookup_items(subset, built, opts)
     notes = {
         "source": "IDP team Table-QA article (Habr, 2024): wiki + syn1-syn5, exact match",
         "options": opts,
         "template": TEMPLATES[opts["language"]],
         "missing_subsets": "gost (the article's technical-standard tables are not available)",
-        "synthetic_tables": "one seeded 64-row table per width 2-16 per subset (the article: 10,000 "
-        "unique tables of heights 1-64), so a (W, r) cell's questions share one row of one table",
+        "synthetic_tables": "one seeded table per question (9,600 per subset: widths 2-16, rows "
+        "1-64, 10 each), its height drawn from [r, 64]; the article: 10,000 unique tables of "
+        "heights 1-64",
         "wiki_tables": "WikiTableQuestions pristine-unseen test tables (substitute for the article's Wikipedia set)",
         "wiki_tables_dropped": {
             "no_table": dropped.get("no_table", []),
             "outside_size_range": len(dropped.get("size", [])),
         },
-        "question_filters": filters,
+        "question_filters": {k: v for k, v in filters.items() if v is not None},
         "wiki_cell_text": "visible text of each cell: no separator inserted at tag boundaries, "
         "<br> as a space, hidden sort keys left out, footnote markers kept",
         "wiki_cell_text_vs_wtq_csv": agreement,

@@ -9,23 +9,34 @@ is unique within its table (so a value names one cell).
 
 from __future__ import annotations
 
+import datetime
+import hashlib
 import random
 import string
+import struct
 from collections.abc import Callable
+from functools import cache
+from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
 from faker import Faker
 
 from suites.tableqa.tables import Table
 
-__all__ = ["SUBSETS", "generate", "letters"]
+if TYPE_CHECKING:
+    from suites.tableqa.questions import Question
+
+__all__ = ["SUBSETS", "TableSpec", "generate", "letters", "sample_questions"]
 
 SUBSETS = ("syn1", "syn2", "syn3", "syn4", "syn5")
+
+# Faker draws dates and times up to "now" unless told otherwise: a fixed end keeps the
+# tables the same on every day and machine.
+_END = datetime.datetime(2024, 12, 31, 23, 59, 59)
 
 # syn1: (header, value generator); 20 kinds of value that identify their column
 _HETEROGENEOUS: list[tuple[str, Callable[[Faker, random.Random], str]]] = [
     ("Name", lambda f, r: f.name()),
-    ("Date", lambda f, r: f.date()),
+    ("Date", lambda f, r: f.date(end_datetime=_END)),
     ("City", lambda f, r: f.city()),
     ("Amount", lambda f, r: f"${r.randrange(100, 10**6) / 100:,.2f}"),
     ("Email", lambda f, r: f.email()),
@@ -41,7 +52,7 @@ _HETEROGENEOUS: list[tuple[str, Callable[[Faker, random.Random], str]]] = [
     ("File", lambda f, r: f.file_name()),
     ("Username", lambda f, r: f.user_name()),
     ("Percentage", lambda f, r: f"{r.randrange(0, 10000) / 100:.2f}%"),
-    ("Time", lambda f, r: f.time()),
+    ("Time", lambda f, r: f.time(end_datetime=_END)),
     ("Street", lambda f, r: f.street_address()),
     ("Age", lambda f, r: f"{r.randrange(18, 100)} years"),
 ]
@@ -60,14 +71,39 @@ def letters(width: int) -> list[str]:
     return names
 
 
-def _hex(f: Faker, r: random.Random) -> str:
-    return f"#{r.randrange(16**6):06X}"
+POOL_SIZE = 1000  # distinct Faker values drawn once per kind of column (fewer if it has fewer)
 
 
-def _float32(digits: int) -> Callable[[Faker, random.Random], str]:
-    def make(f: Faker, r: random.Random) -> str:
-        value = np.float32(r.uniform(-1000.0, 1000.0))
-        return f"{float(value):.{digits}g}"
+@cache
+def _pool(kind: str) -> tuple[str, ...]:
+    """Up to :data:`POOL_SIZE` distinct values of one syn1 column kind (or ``"word"``: syn3
+    column names), drawn once per process from Faker seeded with 0, in a fixed order.
+
+    Tables sample from these pools instead of calling Faker per cell, which keeps building
+    thousands of tables fast (Faker takes about 50 us a value).
+    """
+    fake = Faker("en_US")
+    fake.seed_instance(0)
+    rng = random.Random(f"pool/{kind}")
+    make = dict(_HETEROGENEOUS).get(kind) or (lambda f, r: f.word().capitalize())
+    values: dict[str, None] = {}
+    for _ in range(POOL_SIZE * 20):
+        values.setdefault(make(fake, rng))
+        if len(values) == POOL_SIZE:
+            break
+    return tuple(values)
+
+
+_FLOAT32 = struct.Struct("f")
+
+
+def _float32(digits: int) -> Callable[[random.Random], str]:
+    """A float32 drawn uniformly from [-1000, 1000] (rounded to float32 as numpy's
+    ``float32()`` does), printed with ``digits`` significant digits."""
+
+    def make(rng: random.Random) -> str:
+        (value,) = _FLOAT32.unpack(_FLOAT32.pack(rng.uniform(-1000.0, 1000.0)))
+        return f"{value:.{digits}g}"
 
     return make
 
@@ -81,11 +117,12 @@ def _unique(make: Callable[[], str], used: set[str]) -> str:
     raise RuntimeError("could not draw a unique value in 1000 tries")
 
 
-def generate(subset: str, width: int, height: int, seed: int, name: str) -> Table:
+def generate(subset: str, width: int, height: int, seed: int | str, name: str) -> Table:
     """One synthetic table of ``subset`` with W = ``width`` columns and H = ``height`` rows.
 
-    Deterministic for (subset, width, height, seed) with a given Faker version (syn1 and
-    syn3 use Faker's en_US data). All W·H values are distinct.
+    Deterministic for (subset, width, height, seed) with a given Faker version (syn1 values
+    and syn3 column names come from Faker's en_US data, through :func:`_pool`). All W·H
+    values are distinct.
 
     Raises:
         ValueError: unknown subset, width outside 1..26 for syn1..syn3 (20 for syn1), or
@@ -96,26 +133,87 @@ def generate(subset: str, width: int, height: int, seed: int, name: str) -> Tabl
     if height < 1 or width < 1:
         raise ValueError(f"table size must be at least 1x1, got {width}x{height}")
     rng = random.Random(f"{subset}/{width}/{height}/{seed}")
-    fake = Faker("en_US")
-    fake.seed_instance(rng.randrange(2**31))
     if subset == "syn1":
         if width > len(_HETEROGENEOUS):
             raise ValueError(f"syn1 has {len(_HETEROGENEOUS)} kinds of column, asked for {width}")
-        kinds = rng.sample(_HETEROGENEOUS, width)
-        header = [h for h, _ in kinds]
-        makers = [m for _, m in kinds]
-    elif subset in ("syn2", "syn3"):
-        makers = [_hex] * width
-        if subset == "syn2":
-            header = letters(width)
-        else:
-            used_names: set[str] = set()
-            header = [_unique(lambda: fake.word().capitalize(), used_names) for _ in range(width)]
-    else:
-        makers = [_float32(6 if subset == "syn4" else 15)] * width
-        header = letters(width)
-    used: set[str] = set()
+        header = [kind for kind, _ in rng.sample(_HETEROGENEOUS, width)]
+        used: set[str] = set()
+        columns = []
+        for kind in header:  # distinct within a column by sampling, across columns by check
+            pool = _pool(kind)
+            column = rng.sample(pool, height)
+            for i, value in enumerate(column):
+                column[i] = (
+                    value if value not in used else _unique(lambda p=pool: rng.choice(p), used)
+                )
+                used.add(column[i])
+            columns.append(column)
+        return Table(name=name, header=tuple(header), rows=tuple(zip(*columns, strict=True)))
+    if subset in ("syn2", "syn3"):  # distinct RGB colours by sampling without replacement
+        header = letters(width) if subset == "syn2" else rng.sample(_pool("word"), width)
+        values = [f"#{v:06X}" for v in rng.sample(range(16**6), width * height)]
+        rows = tuple(tuple(values[i : i + width]) for i in range(0, len(values), width))
+        return Table(name=name, header=tuple(header), rows=rows)
+    make = _float32(6 if subset == "syn4" else 15)
+    floats: set[str] = set()
     rows = tuple(
-        tuple(_unique(lambda m=m: m(fake, rng), used) for m in makers) for _ in range(height)
+        tuple(_unique(lambda: make(rng), floats) for _ in range(width)) for _ in range(height)
     )
+    header = letters(width)
     return Table(name=name, header=tuple(header), rows=rows)
+
+
+class TableSpec(NamedTuple):
+    """What regenerates one synthetic table: ``generate(subset, width, height, seed, name)``,
+    and what is known of it without regenerating: its header, the length and SHA-256 of
+    its markdown."""
+
+    width: int
+    height: int
+    seed: str
+    header: tuple[str, ...]
+    markdown_chars: int
+    markdown_sha256: str
+
+
+def sample_questions(
+    subset: str, per_cell: int, seed: int, widths: range = range(2, 17), max_row: int = 64
+) -> tuple[list[Question], dict[str, TableSpec]]:
+    """The article's synthetic protocol: ``per_cell`` questions per (W, r) cell, each from a
+    table of its own.
+
+    Article ("Data" section): each synthetic subset is a set of unique tables of heights 1
+    to 64. For every width W in ``widths``, answer row r in 1..``max_row`` and k <
+    ``per_cell``, a table ``w{W}/r{r}/k{k}`` of height drawn uniformly from [r, ``max_row``]
+    (so row r exists) is generated; the question's distance q - t is drawn uniformly from
+    the non-zero distances in [-W+1, W-1], then t uniformly among the columns that have it.
+    Every value of a table is unique, so every question has exactly one answer. Seeded by
+    (subset, ``seed``, W, r, k); deterministic with a given Faker version.
+
+    Returns:
+        (questions in (W, r, k) order, table name -> :class:`TableSpec`).
+    """
+    from suites.tableqa.questions import Question
+    from suites.tableqa.tables import to_markdown
+
+    questions: list[Question] = []
+    specs: dict[str, TableSpec] = {}
+    for width in widths:
+        distances = [d for d in range(-width + 1, width) if d]
+        for row in range(1, max_row + 1):
+            for k in range(per_cell):
+                name = f"w{width}/r{row}/k{k}"
+                rng = random.Random(f"{subset}/{seed}/{name}")
+                height = rng.randint(row, max_row)
+                table_seed = f"{seed}/{name}"
+                table = generate(subset, width, height, table_seed, name)
+                d = rng.choice(distances)
+                t = rng.randrange(max(0, -d), min(width, width - d))
+                cells = table.rows[row - 1]
+                questions.append(Question(name, row, t, t + d, cells[t + d], cells[t], width))
+                markdown = to_markdown(table)
+                specs[name] = TableSpec(
+                    width, height, table_seed, table.header, len(markdown),
+                    hashlib.sha256(markdown.encode("utf-8")).hexdigest(),
+                )  # fmt: skip
+    return questions, specs
