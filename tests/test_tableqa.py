@@ -382,3 +382,19 @@ def test_synthetic_dates_and_times_do_not_depend_on_today():
     # Faker draws dates up to "now" by default, which changed the tables from day to day
     dates = synthetic._pool("Date")
     assert len(dates) > 500 and max(dates) <= "2024-12-31"
+
+
+@pytest.mark.skipif(not (DATA / "tableqa").is_dir(), reason="no ../shared/data/tableqa")
+def test_the_run_record_notes_carry_every_deviation_the_readme_lists():
+    from suites.strucbench.items import load_items as strucbench_items
+    from suites.tableqa.items import load_items
+
+    tableqa = load_items(DATA).notes
+    for key in ("missing_subsets", "synthetic_tables", "wiki_tables", "answer_cue", "match",
+                "wiki_cell_text", "wiki_cell_text_vs_wtq_csv", "question_filters"):  # fmt: skip
+        assert tableqa[key], key
+    assert tableqa["question_filters"]["wiki"]["trivial"] > 0
+    strucbench = strucbench_items(DATA).notes
+    for key in ("data", "inputs", "budget", "hscore", "bertscore", "tables_rejected"):
+        assert strucbench[key], key
+    assert strucbench["hscore"]["mode"] == "reference" and "h_*" in strucbench["hscore"]
