@@ -86,7 +86,8 @@ def main() -> None:
         base = [sys.executable, "-m", "pytest", "-q"]
         for workers in ("0", "2"):
             plain = min(
-                timed(base + ["-n", workers, "test_plain.py"], root) for _ in range(args.repeat)
+                timed(base + ["-n", workers, "-p", "no:extractbench", "test_plain.py"], root)
+                for _ in range(args.repeat)
             )
             bench = min(
                 timed(
@@ -94,10 +95,6 @@ def main() -> None:
                     + [
                         "-n",
                         workers,
-                        "-p",
-                        "fixtures.plugin",
-                        "-p",
-                        "plugins.extractbench",
                         "--backend",
                         "fake",
                         "--data-dir",

@@ -22,20 +22,21 @@ from typing import Any
 import pytest
 from _pytest.reports import TestReport
 
-from fixtures.plugin import (
-    DATA_CHOICE_KEY,
-    DATA_DIR_KEY,
-    JUDGE_SPEC_KEY,
-    MODEL_SPEC_KEY,
-    REPLAY_KEY,
-)
 from plugins.evaluation import evaluate
 from plugins.grouping import GroupingLost, ungrouped_items
 from plugins.html_report import item_details, scores_cell, summary_html
 from plugins.markdown import summary_markdown
 from plugins.plots import metric_plots
 from plugins.runrecord import SCHEMA_VERSION, remove_stale, write_record
-from plugins.state import USAGE_PREFIX, RunState
+from plugins.state import (
+    DATA_CHOICE_KEY,
+    DATA_DIR_KEY,
+    JUDGE_SPEC_KEY,
+    MODEL_SPEC_KEY,
+    REPLAY_KEY,
+    USAGE_PREFIX,
+    RunState,
+)
 from plugins.terminal import score_table
 from plugins.verdict import verdict
 from suites.datasets.manifest import load_manifest

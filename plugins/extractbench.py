@@ -19,108 +19,25 @@ from _pytest.reports import TestReport
 
 from fixtures.models.base import RunStopper
 from fixtures.models.wrappers import CALL_LOG
-from fixtures.plugin import DATA_DIR_KEY, REPLAY_KEY
 from plugins.controller import Controller, Worker
 from plugins.gates import GateError
+from plugins.options import add_options
 from plugins.recorder import ItemRecorder
 from plugins.runrecord import RecordError, new_run_id, read_record
 from plugins.selection import stratified_limit
 from plugins.settings import SettingsError, check_settings, read_settings
-from plugins.state import STATE_KEY, USAGE_PREFIX, RunState
+from plugins.state import DATA_DIR_KEY, REPLAY_KEY, STATE_KEY, USAGE_PREFIX, RunState
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.registry import SOURCES_HINT, Registry
+
+# The model and data fixtures are the second half of the plugin.
+pytest_plugins = ["fixtures.plugin"]
 
 RECORDER_KEY = pytest.StashKey[ItemRecorder]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = parser.getgroup("extractbench", "extractbench: scores, gates and reports")
-    group.addoption(
-        "--limit",
-        type=int,
-        default=None,
-        metavar="N",
-        help="run a deterministic subset of at most N items per suite, stratified over the "
-        "suite's breakdown attribute (FDA: key); a smaller default cap of "
-        "[tool.extractbench.limits] still applies. Same subset on every machine and worker.",
-    )
-    group.addoption(
-        "--gate",
-        action="append",
-        default=[],
-        metavar="EXPR",
-        help="release gate 'suite/metric>=NUMBER' (also >, <=, <) on the mean; repeatable. "
-        "Added to [tool.extractbench.gates] in pyproject.toml. A failing gate exits 1.",
-    )
-    group.addoption(
-        "--full",
-        action="store_true",
-        help="ignore the default item caps of [tool.extractbench.limits] (--limit still applies).",
-    )
-    group.addoption(
-        "--suite-option",
-        action="append",
-        default=[],
-        metavar="SUITE.KEY=VALUE",
-        help="set a suite option, e.g. tableqa.language=ru; overrides "
-        "[tool.extractbench.options.SUITE] in pyproject.toml. Repeatable.",
-    )
-    group.addoption(
-        "--needles",
-        metavar="PATH",
-        default=None,
-        help="MINEA needle set (JSONL, e.g. from `extractbench needles`); same as "
-        "--suite-option minea.needles=PATH. Default: the deterministic template set.",
-    )
-    group.addoption(
-        "--baseline",
-        metavar="RUN.json",
-        default=None,
-        help="compare with an earlier run record: per-metric paired delta over shared items "
-        "with a bootstrap 95%% CI; items in only one run are counted.",
-    )
-    group.addoption(
-        "--max-regression",
-        type=float,
-        default=None,
-        metavar="DELTA",
-        help="with --baseline: fail (exit 1, JUnit case regression::suite/metric) when a "
-        "metric's mean drops by more than DELTA and the drop is significant.",
-    )
-    group.addoption(
-        "--rescore",
-        metavar="RUN.json",
-        default=None,
-        help="recompute every metric, aggregate and gate from the generations logged in an "
-        "earlier run record, without loading a model: the same items are run (--limit and "
-        "the default caps do not apply) and each model call is answered from the record.",
-    )
-    group.addoption(
-        "--allow-incomparable-baseline",
-        action="store_true",
-        help="with --baseline: a baseline that shares no scored item with this run is "
-        "reported as not comparable instead of failing the run (exit 1).",
-    )
-    group.addoption(
-        "--skip-missing-data",
-        action="store_true",
-        help="skip a selected suite whose data files are absent instead of stopping with a "
-        "usage error (exit 4); its gates are then 'not evaluated', and a run that measured "
-        "nothing exits 5.",
-    )
-    group.addoption(
-        "--summary-md",
-        metavar="PATH",
-        default=None,
-        help="also write a compact markdown summary (tables, verdicts, plot links), e.g. "
-        "for $GITHUB_STEP_SUMMARY.",
-    )
-    group.addoption(
-        "--report-json",
-        metavar="PATH",
-        default=None,
-        help="where to write the JSON run record (default reports/<run-id>.json under rootdir).",
-    )
+    add_options(parser)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

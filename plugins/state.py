@@ -8,11 +8,13 @@ from typing import Any
 
 import pytest
 
+from fixtures.models import ModelSpec
+from fixtures.models.serve import LocalServer
 from plugins.settings import Settings
 from suites.item import SuiteData
 from suites.registry import Registry
 
-__all__ = ["RunState", "STATE_KEY", "USAGE_PREFIX"]
+__all__ = ["RunState", "STATE_KEY", "USAGE_PREFIX"]  # and the stash keys below
 
 # Collection errors with this prefix are usage errors the controller reports (exit 4).
 USAGE_PREFIX = "extractbench usage error: "
@@ -54,3 +56,15 @@ class RunState:
 
 
 STATE_KEY = pytest.StashKey[RunState]()
+
+# The run's model, data and replay facts (set by fixtures/plugin.py's pytest_configure).
+MODEL_SPEC_KEY = pytest.StashKey[ModelSpec]()
+DATA_DIR_KEY = pytest.StashKey["Path | None"]()
+# How the data folder was chosen (None until the controller chooses one at session start).
+DATA_CHOICE_KEY = pytest.StashKey["DataChoice | None"]()
+JUDGE_SPEC_KEY = pytest.StashKey[ModelSpec]()
+CACHE_KEY = pytest.StashKey["GenerationCache | None"]()
+SERVER_KEY = pytest.StashKey[LocalServer]()
+# A run record whose logged calls answer instead of a model (``--rescore``, set by the
+# extractbench plugin).
+REPLAY_KEY = pytest.StashKey[dict]()

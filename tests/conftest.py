@@ -62,8 +62,6 @@ from pathlib import Path
 
 from suites.registry import SuiteSpec
 
-pytest_plugins = ["fixtures.plugin", "plugins.extractbench"]
-
 def pytest_addoption(parser):
     parser.addoption("--toy-delay", default="0")
 

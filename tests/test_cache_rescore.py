@@ -84,6 +84,28 @@ def test_rescore_reproduces_the_aggregates_without_a_model(toy, mode):
     result.stdout.fnmatch_lines(["*answered from the run record (--rescore)*"])
 
 
+def test_paths_outside_the_checkout_follow_their_options_after_a_space(toy):
+    """The plugin is a pytest11 entry point, so pytest knows ``--rescore`` and ``--model``
+    before it picks the rootdir: a path after a space is the option's value, not a test
+    path (with the plugin in a conftest this failed with "unrecognized arguments")."""
+    _, original = run(toy, [], "--limit", "6")
+    elsewhere = toy.path.parent / f"{toy.path.name}-elsewhere"
+    elsewhere.mkdir()
+    record = elsewhere / "RUN.json"
+    (toy.path / "record.json").rename(record)
+    rescored = toy.path / "rescored.json"
+    result = toy.runpytest_subprocess(
+        "--rescore", str(record), "--data-dir", "data", "--report-json", str(rescored)
+    )
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    assert read_json(rescored)["aggregates"] == original["aggregates"]
+    (elsewhere / "x.gguf").write_bytes(b"PK not a gguf")
+    result = toy.runpytest_subprocess("--model", str(elsewhere / "x.gguf"), "--data-dir", "data")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*x.gguf: not a GGUF file*"])
+    assert "unrecognized arguments" not in result.stderr.str()
+
+
 def test_rescore_of_a_changed_prompt_is_an_item_error_saying_why(toy):
     run(toy, [])
     suite = (toy.path / "test_toy.py").read_text()

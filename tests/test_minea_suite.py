@@ -26,8 +26,6 @@ import pytest
 
 from fixtures.models.base import Generation, ModelInfo
 
-pytest_plugins = ["fixtures.plugin", "plugins.extractbench"]
-
 
 class Extractor:
     info = ModelInfo("paragraph-heads", "fake", "", "")

@@ -473,3 +473,20 @@ def test_default_caps_apply_unless_full_and_limit_never_enlarges(toy, mode):
     assert full["counts"]["scored"] == 8
     _, everything = run(toy, mode, "--full")
     assert everything["counts"]["scored"] == 24
+
+
+def test_the_checkout_without_the_installed_plugin_is_one_usage_line():
+    """The root conftest turns a checkout used without ``pip install -e .`` (here: the
+    entry point blocked) into one line naming the fix."""
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:extractbench", "-p", "no:cacheprovider",
+         "--collect-only", "-q", "suites/fda"],
+        cwd=root, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR, proc.stdout + proc.stderr
+    assert "pip install -e ." in proc.stderr
+    assert "fixture 'bench_item' not found" not in proc.stdout

