@@ -18,7 +18,7 @@ import pytest
 from _pytest.reports import TestReport
 
 from fixtures.models.base import RunStopper
-from fixtures.models.wrappers import CALL_LOG
+from fixtures.models.wrappers import recording_calls
 from plugins.controller import Controller, Worker
 from plugins.gates import GateError
 from plugins.options import add_options
@@ -257,9 +257,8 @@ def score(request: pytest.FixtureRequest) -> Generator[ItemRecorder, None, None]
         pytest.fail("the score fixture needs a test that takes bench_item", pytrace=False)
     recorder = ItemRecorder(bench_item, request.node.user_properties)
     request.node.stash[RECORDER_KEY] = recorder
-    CALL_LOG.sink = recorder.calls
-    yield recorder
-    CALL_LOG.sink = None
+    with recording_calls(recorder.calls):
+        yield recorder
 
 
 def _error_line(report: TestReport) -> str:

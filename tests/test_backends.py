@@ -156,3 +156,45 @@ def test_hf_backend_runs_the_toy_suite_with_the_default_gguf(toy):
         assert 1 <= it["tokens"]["completion"] <= 8 and 10 <= it["tokens"]["prompt"] <= 40, it
         contained = it["reference"].lower() in it["prediction"].lower()
         assert it["scores"]["accuracy"] == float(contained)
+
+
+def test_backend_table_declares_each_backend_and_keeps_the_cache_fingerprints():
+    """One table row per --backend; the fingerprints (generation-cache keys) are those
+    the if-ladders gave, so an upgrade keeps every cached generation."""
+    from fixtures.models import BACKEND_TABLE, BACKENDS, ModelSpec
+
+    assert BACKENDS == ("llama-cpp", "hf", "openai", "fake")
+    assert set(BACKEND_TABLE) == set(BACKENDS)
+    assert ModelSpec("fake", None, 3, 1).fingerprint() == "fake-lookup:seed=3"
+    remote = ModelSpec("openai", None, 0, 1, base_url="http://h/v1", model_name="m", chat=True)
+    assert remote.fingerprint() == "openai:http://h/v1:m:chat=True:seed=0"
+    assert remote.info().backend == "openai" and remote.info().path == "http://h/v1"
+    path = default_model_path()
+    local = ModelSpec("llama-cpp", path, 0, 1)
+    assert local.fingerprint() == f"llama-cpp:{local.info().sha256}:seed=0"
+    assert len(local.info().sha256) == 64
+
+
+def test_a_cached_run_counts_tokens_and_sizes_the_context_without_loading_weights(tmp_path):
+    """MINEA asks the model to count tokens and for its context window; the llama-cpp
+    row answers both from the vocabulary, so a fully cached run never loads the weights
+    (the wrapper used to forward the question to the loaded model)."""
+    from fixtures.models import GenerationCache, ModelSpec, load_backend, served_backend
+    from suites.item import Item
+
+    items = [Item(id="t/a", group="t/a", prefix="The applicant is Acme.\n", suffix="applicant:",
+                  reference="Acme", meta={}, max_tokens=8)]  # fmt: skip
+    spec = ModelSpec("llama-cpp", default_model_path(), 0, 1)
+    wrapped = served_backend(spec, items, GenerationCache(tmp_path))
+    text = "Extract every entity of this piece: Acme Corp, 12 mm, blue."
+    counted = wrapped.count_tokens(text)
+    capabilities = wrapped.capabilities
+    assert not wrapped.loaded
+    assert capabilities.count_tokens and capabilities.grammar and capabilities.n_ctx >= 4096
+    loaded = load_backend(spec, items)
+    assert counted == loaded.count_tokens(text) > 5
+    assert capabilities == loaded.capabilities
+    fake = served_backend(ModelSpec("fake", None, 0, 1), items, None)
+    assert not fake.capabilities.count_tokens and not fake.loaded
+    with pytest.raises(Exception, match="does not count tokens"):
+        fake.count_tokens(text)

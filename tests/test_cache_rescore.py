@@ -11,7 +11,7 @@ import pytest
 
 from fixtures.models.base import Generation
 from fixtures.models.cache import GenerationCache, generation_key
-from fixtures.models.wrappers import CALL_LOG, ReplayBackend, ServedBackend
+from fixtures.models.wrappers import ReplayBackend, ServedBackend, log_call, recording_calls
 from tests.conftest import Output, interruptible, read_json
 from tests.test_plugin import MODES, run
 
@@ -138,13 +138,10 @@ def test_served_backend_loads_lazily_caches_and_logs(tmp_path):
     inner = Counting()
     loads = []
     served = ServedBackend(None, "fp", lambda: loads.append(1) or inner, cache)
-    CALL_LOG.sink = log = []
-    try:
+    with recording_calls([]) as log:
         first = served.generate("abc", max_tokens=4, stop=("\n",))
         again = served.generate("abc", max_tokens=4, stop=("\n",))
         other = served.generate("abc", max_tokens=5, stop=("\n",))
-    finally:
-        CALL_LOG.sink = None
     assert inner.calls == 2 and loads == [1]
     assert first.text == again.text == "cba" and again.cached and not first.cached
     assert not other.cached and [c["cached"] for c in log] == [False, True, False]
@@ -153,3 +150,19 @@ def test_served_backend_loads_lazily_caches_and_logs(tmp_path):
     replay = ReplayBackend(None, "fp", log)
     assert replay.generate("abc", max_tokens=5, stop=("\n",)).text == "cba"
     assert log[0]["key"] == generation_key("fp", "abc", 4, ("\n",), None)
+
+
+def test_the_call_log_belongs_to_the_running_item_only():
+    """Calls outside an item are not logged; an item's log is not written from another
+    thread (each thread has its own context)."""
+    import threading
+
+    generation = Generation("x", 1, 1, 0.1)
+    log_call("outside", generation)
+    with recording_calls([]) as log:
+        log_call("k1", generation)
+        other = threading.Thread(target=log_call, args=("from-another-thread", generation))
+        other.start()
+        other.join()
+    log_call("after", generation)
+    assert [c["key"] for c in log] == ["k1"]

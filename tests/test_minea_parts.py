@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fixtures.models.base import Generation, ModelError, ModelInfo
+from fixtures.models.base import Capabilities, Generation, ModelError, ModelInfo
 from suites.item import DataError
 from suites.minea import encoder as encoder_module
 from suites.minea.encoder import resolve_encoder, windows
@@ -62,8 +62,7 @@ class Scripted:
         self.prompts: list[str] = []
         self.grammars: list[str | None] = []
         self.info = ModelInfo("scripted", "fake", "", "")
-        if n_ctx is not None:
-            self.n_ctx = n_ctx
+        self.capabilities = Capabilities(count_tokens=True, n_ctx=n_ctx)
 
     def count_tokens(self, text: str) -> int:
         return len(text.split())

@@ -24,10 +24,11 @@ import re
 
 import pytest
 
-from fixtures.models.base import Generation, ModelInfo
+from fixtures.models.base import Capabilities, Generation, ModelInfo
 
 
 class Extractor:
+    capabilities = Capabilities()
     info = ModelInfo("paragraph-heads", "fake", "", "")
 
     def generate(self, prompt, *, max_tokens, stop=(), grammar=None):

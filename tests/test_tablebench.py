@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from suites.tableqa import tablebench
+from suites.text_metrics import rouge_l
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 needs_data = pytest.mark.skipif(
@@ -44,9 +45,9 @@ def test_final_answer_takes_the_last_marker():
 
 
 def test_rouge_l_bounds():
-    assert tablebench.rouge_l("positive impact", "Positive impact") == 1.0
-    assert tablebench.rouge_l("", "Positive impact") == 0.0
-    assert 0 < tablebench.rouge_l("a positive trend", "Positive impact") < 1
+    assert rouge_l("positive impact", "Positive impact") == 1.0
+    assert rouge_l("", "Positive impact") == 0.0
+    assert 0 < rouge_l("a positive trend", "Positive impact") < 1
 
 
 def test_malformed_line_names_file_and_line(tmp_path):

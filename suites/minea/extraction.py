@@ -229,8 +229,9 @@ def extract_document(
     """Extract ``text`` piece by piece with iterated calls and a history.
 
     Args:
-        model: the backend; its ``count_tokens`` and ``n_ctx`` are used when it has them
-            (else ~3 characters per token and ``context_tokens``).
+        model: the backend; when its ``capabilities`` say it counts tokens, its
+            ``count_tokens`` is used (else ~3 characters per token), and its
+            ``capabilities.n_ctx`` where known (else ``context_tokens``).
         schema: the entity types and properties put into the prompt.
         text: the (enriched) document.
         piece_chars: piece size in characters.
@@ -246,8 +247,9 @@ def extract_document(
         ModelError: a piece alone (without history) does not fit the context window, or
             the backend failed.
     """
-    count = getattr(model, "count_tokens", None) or _estimate_tokens
-    window = min(context_tokens, getattr(model, "n_ctx", context_tokens) or context_tokens)
+    capabilities = model.capabilities
+    count = model.count_tokens if capabilities.count_tokens else _estimate_tokens
+    window = min(context_tokens, capabilities.n_ctx or context_tokens)
     result = Extraction(pieces=split_pieces(text, piece_chars))
     described = schema.describe()
     history: list[str] = []

@@ -8,8 +8,9 @@ from suites.strucbench.errors import ERROR_TYPES, count_errors
 from suites.strucbench.hscore import MAXIMA, hscore
 from suites.strucbench.hscore_reference import reference_hscore
 from suites.strucbench.tables import PARSERS, TableParseError
+from suites.text_metrics import rouge_l
 
-__all__ = ["HSCORE_MODES", "H_NAMES", "TableMetrics", "sacrebleu_score", "rouge_l", "table_metrics"]
+__all__ = ["HSCORE_MODES", "H_NAMES", "TableMetrics", "sacrebleu_score", "table_metrics"]
 
 HSCORE_MODES = ("reference", "corrected", "both")
 H_NAMES = ("h_content", "h_structure", "h_content_norm", "h_structure_norm")
@@ -27,15 +28,6 @@ def sacrebleu_score(prediction: str, reference: str) -> float:
     from sacrebleu.metrics import BLEU
 
     return float(BLEU(effective_order=True).sentence_score(prediction, [reference]).score)
-
-
-def rouge_l(prediction: str, reference: str) -> float:
-    """ROUGE-L F-measure (rouge-score, no stemming), 0-1."""
-    from rouge_score import rouge_scorer
-
-    return float(
-        rouge_scorer.RougeScorer(["rougeL"]).score(reference, prediction)["rougeL"].fmeasure
-    )
 
 
 @dataclass(frozen=True)

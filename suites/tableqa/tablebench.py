@@ -24,7 +24,6 @@ __all__ = [
     "read_jsonl",
     "dp_templates",
     "final_answer",
-    "rouge_l",
 ]
 
 TEST_FILE = "tableqa/tablebench/TableBench_test_886.jsonl"
@@ -69,11 +68,3 @@ def final_answer(generation: str) -> str:
     """The text after the last ``Final Answer:`` (TableBench's parser); the whole text if none."""
     matches = _FINAL.findall(generation)
     return matches[-1].strip() if matches else generation.strip()
-
-
-def rouge_l(prediction: str, reference: str) -> float:
-    """ROUGE-L F-measure (Lin 2004) via rouge-score, with its default tokenizer, no stemming."""
-    from rouge_score import rouge_scorer
-
-    scorer = rouge_scorer.RougeScorer(["rougeL"], use_stemmer=False)
-    return float(scorer.score(reference, prediction)["rougeL"].fmeasure)

@@ -4,7 +4,8 @@ import pytest
 
 from suites.tableqa.items import load_items, load_tablebench
 from suites.tableqa.metrics import contains, exact_match, exact_match_normalized
-from suites.tableqa.tablebench import final_answer, rouge_l
+from suites.tableqa.tablebench import final_answer
+from suites.text_metrics import rouge_l
 
 
 @pytest.mark.suite(
