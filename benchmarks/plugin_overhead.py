@@ -34,7 +34,7 @@ def load(data_dir: Path, options: dict) -> SuiteData:
 @pytest.mark.suite("toy", load=load, breakdown="key")
 def test_toy(bench_item, model, score):
     generation = model.generate(bench_item.prompt, max_tokens=8)
-    score.generation(generation)
+    score.record_generation(generation)
     score("accuracy", float(bench_item.reference in generation.text))
 """
 

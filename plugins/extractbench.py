@@ -248,7 +248,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def score(request: pytest.FixtureRequest) -> Generator[ItemRecorder, None, None]:
     """Record named metric values for the current item: ``score("accuracy", 1.0)``.
 
-    Also ``score.generation(gen)`` records the model output. Values travel to the xdist
+    Also ``score.record_generation(gen)`` records the model output. Values travel to the xdist
     controller inside the test report and are aggregated there only.
     """
     callspec = getattr(request.node, "callspec", None)

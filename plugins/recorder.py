@@ -18,7 +18,7 @@ class ItemRecorder:
     """Collects one item's scores and generation; the ``score`` fixture is one of these.
 
     ``score("accuracy", 1.0)`` records a metric; ``score.generate(model)`` runs the item
-    through the model and records the output (``score.generation(gen)`` records an
+    through the model and records the output (``score.record_generation(gen)`` records an
     output obtained otherwise). Scores also go to ``user_properties`` (as ``suite/metric``) so JUnit
     shows them as test-case properties.
     """
@@ -66,10 +66,10 @@ class ItemRecorder:
         """
         item = self.item
         generation = model.generate(item.prompt, max_tokens=item.max_tokens, stop=item.stop)
-        self.generation(generation)
+        self.record_generation(generation)
         return generation
 
-    def generation(self, generation: Generation) -> None:
+    def record_generation(self, generation: Generation) -> None:
         """Record the model's output for the run record (prediction, tokens, latency)."""
         self.prediction = generation.text
         self.tokens = {

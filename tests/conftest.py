@@ -52,7 +52,7 @@ def test_toy(bench_item, model, score, request):
     if delay:
         time.sleep(delay)
     generation = model.generate(bench_item.prompt, max_tokens=bench_item.max_tokens, stop=bench_item.stop)
-    score.generation(generation)
+    score.record_generation(generation)
     score("accuracy", float(bench_item.reference.lower() in generation.text.lower()))
     score("length", min(1.0, len(generation.text) / 20))
 """

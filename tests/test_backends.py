@@ -179,13 +179,13 @@ def test_a_cached_run_counts_tokens_and_sizes_the_context_without_loading_weight
     """MINEA asks the model to count tokens and for its context window; the llama-cpp
     row answers both from the vocabulary, so a fully cached run never loads the weights
     (the wrapper used to forward the question to the loaded model)."""
-    from fixtures.models import GenerationCache, ModelSpec, load_backend, served_backend
+    from fixtures.models import GenerationCache, ModelSpec, caching_backend, load_backend
     from suites.item import Item
 
     items = [Item(id="t/a", group="t/a", prefix="The applicant is Acme.\n", suffix="applicant:",
                   reference="Acme", meta={}, max_tokens=8)]  # fmt: skip
     spec = ModelSpec("llama-cpp", default_model_path(), 0, 1)
-    wrapped = served_backend(spec, items, GenerationCache(tmp_path))
+    wrapped = caching_backend(spec, items, GenerationCache(tmp_path))
     text = "Extract every entity of this piece: Acme Corp, 12 mm, blue."
     counted = wrapped.count_tokens(text)
     capabilities = wrapped.capabilities
@@ -194,7 +194,7 @@ def test_a_cached_run_counts_tokens_and_sizes_the_context_without_loading_weight
     loaded = load_backend(spec, items)
     assert counted == loaded.count_tokens(text) > 5
     assert capabilities == loaded.capabilities
-    fake = served_backend(ModelSpec("fake", None, 0, 1), items, None)
+    fake = caching_backend(ModelSpec("fake", None, 0, 1), items, None)
     assert not fake.capabilities.count_tokens and not fake.loaded
     with pytest.raises(Exception, match="does not count tokens"):
         fake.count_tokens(text)

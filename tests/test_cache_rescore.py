@@ -11,7 +11,7 @@ import pytest
 
 from fixtures.models.base import Generation
 from fixtures.models.cache import GenerationCache, generation_key
-from fixtures.models.wrappers import ReplayBackend, ServedBackend, log_call, recording_calls
+from fixtures.models.wrappers import CachingBackend, ReplayBackend, log_call, recording_calls
 from tests.conftest import Output, interruptible, read_json
 from tests.test_plugin import MODES, run
 
@@ -133,11 +133,11 @@ class Counting:
         return Generation(prompt[::-1], 3, 2, 0.5)
 
 
-def test_served_backend_loads_lazily_caches_and_logs(tmp_path):
+def test_caching_backend_loads_lazily_caches_and_logs(tmp_path):
     cache = GenerationCache(tmp_path)
     inner = Counting()
     loads = []
-    served = ServedBackend(None, "fp", lambda: loads.append(1) or inner, cache)
+    served = CachingBackend(None, "fp", lambda: loads.append(1) or inner, cache)
     with recording_calls([]) as log:
         first = served.generate("abc", max_tokens=4, stop=("\n",))
         again = served.generate("abc", max_tokens=4, stop=("\n",))
@@ -145,7 +145,7 @@ def test_served_backend_loads_lazily_caches_and_logs(tmp_path):
     assert inner.calls == 2 and loads == [1]
     assert first.text == again.text == "cba" and again.cached and not first.cached
     assert not other.cached and [c["cached"] for c in log] == [False, True, False]
-    fresh = ServedBackend(None, "fp", lambda: loads.append(1) or inner, GenerationCache(tmp_path))
+    fresh = CachingBackend(None, "fp", lambda: loads.append(1) or inner, GenerationCache(tmp_path))
     assert fresh.generate("abc", max_tokens=4, stop=("\n",)).cached and not fresh.loaded
     replay = ReplayBackend(None, "fp", log)
     assert replay.generate("abc", max_tokens=5, stop=("\n",)).text == "cba"

@@ -16,7 +16,7 @@ import pytest
 
 from fixtures.models.base import ModelLoadError
 from fixtures.models.fake import FakeBackend
-from fixtures.models.wrappers import ServedBackend
+from fixtures.models.wrappers import CachingBackend
 from plugins.cli import main as cli_main
 from tests.conftest import TOY_SUITE, Output, interruptible, read_json
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer
@@ -222,7 +222,7 @@ def test_a_failed_load_is_not_retried_for_every_item():
         calls.append(1)
         raise ValueError("bad GGUF")
 
-    model = ServedBackend(FakeBackend().info, "fp", load, None)
+    model = CachingBackend(FakeBackend().info, "fp", load, None)
     for _ in range(3):
         with pytest.raises(ModelLoadError, match="failed to load: ValueError: bad GGUF"):
             model.generate("p", max_tokens=4)

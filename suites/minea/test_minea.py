@@ -18,7 +18,7 @@ def test_minea(bench_item, model, judge, score):
     result = evaluate_document(
         bench_item, model, judge if options["judge"] else None, schema(options["schema"]), options
     )
-    score.generation(result.generation)
+    score.record_generation(result.generation)
     for name, value in result.scores.items():
         score(name, value)
     score.detail("needles", result.needles)
