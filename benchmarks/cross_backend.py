@@ -23,7 +23,8 @@ from fixtures.models import ModelSpec, load_backend  # noqa: E402
 from fixtures.models.files import default_model_path  # noqa: E402
 from plugins.selection import stratified_limit  # noqa: E402
 from suites.fda.items import load_items  # noqa: E402
-from suites.fda.metrics import containment  # noqa: E402
+from suites.fda.suite import SUITE  # noqa: E402
+from suites.protocol import Models  # noqa: E402
 
 
 def main() -> None:
@@ -35,32 +36,26 @@ def main() -> None:
     data_dir = require_data_dir(args.data_dir, Path(__file__).resolve().parent.parent)
     items = stratified_limit(load_items(data_dir).items, args.items, "key")
     answers: dict[str, list[str]] = {}
+    correct: dict[str, list[float]] = {}
     summary: dict[str, dict[str, float]] = {}
     for backend in ("llama-cpp", "hf"):
         spec = ModelSpec(backend, default_model_path(), 0, args.threads, default=True)
         start = time.perf_counter()
         model = load_backend(spec, items)
         loaded = time.perf_counter() - start
-        texts = [
-            model.generate(it.prompt, max_tokens=it.max_tokens, stop=it.stop).text for it in items
-        ]
+        # each item through the FDA suite's own run (generate and score)
+        results = [SUITE.run(it, Models(model, model), SUITE.parse_options()) for it in items]
         wall = time.perf_counter() - start - loaded
-        answers[backend] = texts
+        answers[backend] = [r.generation.text for r in results]
+        correct[backend] = [r.scores["accuracy"] for r in results]
         summary[backend] = {
             "load_s": round(loaded, 1),
             "generate_s": round(wall, 1),
-            "accuracy": round(
-                sum(containment(t, it.reference) for t, it in zip(texts, items, strict=True))
-                / len(items),
-                4,
-            ),
+            "accuracy": round(sum(correct[backend]) / len(items), 4),
         }
         del model
     a, b = answers["llama-cpp"], answers["hf"]
-    verdicts = [
-        containment(x, it.reference) == containment(y, it.reference)
-        for x, y, it in zip(a, b, items, strict=True)
-    ]
+    verdicts = [x == y for x, y in zip(correct["llama-cpp"], correct["hf"], strict=True)]
     result = {
         "items": len(items),
         "backends": summary,

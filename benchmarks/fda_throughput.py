@@ -28,17 +28,20 @@ from fixtures.data import require_data_dir  # noqa: E402
 from fixtures.models import ModelSpec, load_backend  # noqa: E402
 from fixtures.models.files import default_model_path  # noqa: E402
 from suites.fda.items import load_items  # noqa: E402
-from suites.fda.metrics import containment  # noqa: E402
+from suites.fda.suite import SUITE  # noqa: E402
+from suites.protocol import Models  # noqa: E402
 
 
 def run(backend, items) -> dict:
+    """Each item through the FDA suite's own ``run`` (generate and score)."""
     start = time.perf_counter()
     prompt_tokens = 0
     correct = 0.0
+    options = SUITE.parse_options()
     for item in items:
-        gen = backend.generate(item.prompt, max_tokens=item.max_tokens, stop=item.stop)
-        prompt_tokens += gen.prompt_tokens
-        correct += containment(gen.text, item.reference)
+        result = SUITE.run(item, Models(backend, backend), options)
+        prompt_tokens += result.generation.prompt_tokens
+        correct += result.scores["accuracy"]
     wall = time.perf_counter() - start
     return {
         "items": len(items),

@@ -24,10 +24,11 @@ from fixtures.data import require_data_dir  # noqa: E402
 from fixtures.models import ModelSpec, load_backend  # noqa: E402
 from fixtures.models.files import default_model_path  # noqa: E402
 from suites.minea.extraction import extract_document  # noqa: E402
-from suites.minea.items import DEFAULTS, load_items  # noqa: E402
+from suites.minea.items import load_items  # noqa: E402
 from suites.minea.matching import match_needle  # noqa: E402
 from suites.minea.needles import Needle  # noqa: E402
 from suites.minea.schema import load_schema  # noqa: E402
+from suites.minea.suite import MineaOptions  # noqa: E402
 
 
 def main() -> None:
@@ -51,10 +52,10 @@ def main() -> None:
                 backend,
                 schema,
                 item.prompt,
-                piece_chars=DEFAULTS["piece_chars"],
+                piece_chars=MineaOptions.piece_chars,
                 iterations=iterations,
-                max_tokens=DEFAULTS["max_tokens"],
-                context_tokens=DEFAULTS["context_tokens"],
+                max_tokens=MineaOptions.max_tokens,
+                context_tokens=MineaOptions.context_tokens,
             )
             wall = time.perf_counter() - start
             entities = [e for _, _, e in result.entities]

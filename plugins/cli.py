@@ -11,7 +11,8 @@ or INCOMPLETE, 2 interrupted, 5 nothing measured, 6 outputs not written); 4 on b
     extractbench needles OUT.jsonl [--generator template|llm] [--per-type K] [--seed N]
                                    [--schema PATH] [--model GGUF] [--data-dir DIR]
 
-writes a MINEA needle set (``--suite-option minea.needles=OUT.jsonl`` uses it).
+writes a MINEA needle set (``--suite-option minea.needles=OUT.jsonl`` uses it); a suite's
+own commands come from the suite (``Suite.commands``, here ``suites/minea/commands.py``).
 
     extractbench data fetch [SUITE...] [--mirror URL] [--dest DIR]
     extractbench data verify [DIR] [--suite SUITE]
@@ -39,7 +40,7 @@ from plugins.verdict import USAGE_ERROR, verdict
 from suites.datasets.fetch import MIRROR_ENV
 from suites.datasets.manifest import MANIFEST_PATH
 from suites.files import atomic_write
-from suites.registry import Registry
+from suites.registry import Registry, RegistryError
 
 __all__ = ["main"]
 
@@ -58,7 +59,7 @@ def report(args: argparse.Namespace) -> int:
     images = [Path(p) for p in record.get("artifacts", []) if Path(p).is_file()]
     if not images and (out_html or args.summary_md):
         images = metric_plots(record, folder, Path(args.record).stem)
-    suite_lines, _ = suite_lines_and_artifacts(record, Registry.with_builtins(), None)
+    suite_lines, _ = suite_lines_and_artifacts(record, Registry.installed(), None)
     if out_html:
         atomic_write(out_html, page_html(record, images, suite_lines))
         print(f"wrote {out_html}")
@@ -69,61 +70,6 @@ def report(args: argparse.Namespace) -> int:
     decision = verdict(record)
     print(f"extractbench verdict: {decision.headline()}")
     return decision.status
-
-
-def needles(args: argparse.Namespace) -> int:
-    from suites.item import DataError
-    from suites.minea.needlegen import llm_needles, template_header, template_needles
-    from suites.minea.needles import write_needles
-    from suites.minea.schema import load_schema
-
-    try:
-        schema = load_schema(args.schema)
-    except DataError as exc:
-        print(f"extractbench: {exc}", file=sys.stderr)
-        return USAGE_ERROR
-    out = Path(args.out)
-    if args.generator == "template":
-        found = template_needles(schema, args.per_type, args.seed)
-        sha = write_needles(out, template_header(schema, args.per_type, args.seed), found)
-        print(f"wrote {out}: {len(found)} needles, sha256 {sha}")
-        return 0
-    from fixtures.data import DataDirError, resolve_data_dir
-    from fixtures.models import ModelError, ModelFileError, resolve_model_spec
-    from fixtures.models.llama_cpp import LlamaCppBackend, default_threads
-
-    try:
-        spec = resolve_model_spec("llama-cpp", args.model, args.seed, default_threads(1))
-        data_dir = resolve_data_dir(args.data_dir, Path.cwd())
-    except (ModelFileError, DataDirError) as exc:
-        print(f"extractbench: {exc}", file=sys.stderr)
-        return USAGE_ERROR
-    documents = sorted((data_dir / "minea" / "haystacks").glob("*.md")) if data_dir else []
-    if not documents:
-        print(
-            "extractbench: no haystacks: pass --data-dir DIR (holding minea/haystacks/)",
-            file=sys.stderr,
-        )
-        return USAGE_ERROR
-    assert spec.path is not None
-    try:
-        model = LlamaCppBackend(spec.path, n_ctx=8192, n_threads=spec.n_threads, seed=spec.seed)
-        found, problems = llm_needles(
-            model, schema, [p.read_text(encoding="utf-8") for p in documents], args.per_type
-        )
-    except ModelError as exc:
-        print(f"extractbench: {exc}", file=sys.stderr)
-        return USAGE_ERROR
-    for line in problems:
-        print(f"skipped: {line}", file=sys.stderr)
-    header = {"generator": "llm", "model": spec.path.name, "per_type": args.per_type,
-              "seed": args.seed, "types": list(schema.types)}  # fmt: skip
-    if not found:
-        print("extractbench: the model gave no usable needle", file=sys.stderr)
-        return 1
-    sha = write_needles(out, header, found)
-    print(f"wrote {out}: {len(found)} needles ({len(problems)} skipped), sha256 {sha}")
-    return 0
 
 
 def data_command(args: argparse.Namespace) -> int:
@@ -189,10 +135,15 @@ def data_command(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``extractbench`` console script."""
+    try:
+        suites = Registry.installed()
+    except RegistryError as exc:
+        print(f"extractbench: {exc}", file=sys.stderr)
+        return USAGE_ERROR
     parser = argparse.ArgumentParser(
         prog="extractbench",
-        description="Work with extractbench run records (report), MINEA needle sets (needles) "
-        "and the pinned benchmark data (data).",
+        description="Work with extractbench run records (report), the pinned benchmark data "
+        "(data), and the suites' own commands (MINEA: needles).",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser(
@@ -216,23 +167,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     rep.add_argument("--html", metavar="PATH", help="write a self-contained HTML report here")
     rep.add_argument("--summary-md", metavar="PATH", help="write a markdown summary here")
-    ndl = sub.add_parser(
-        "needles",
-        help="write a MINEA needle set (JSONL) for --suite-option minea.needles=PATH",
-        description="Write a MINEA needle set. 'template' is deterministic and offline (the "
-        "default set of a run with the same --seed/--per-type); 'llm' asks a model to invent "
-        "needles fitting the haystacks (MINEA Appendix B2) - use a strong model, once, and "
-        "compare many models on the file.",
-    )
-    ndl.add_argument("out", metavar="OUT.jsonl", help="needle-set file to write")
-    ndl.add_argument("--generator", choices=("template", "llm"), default="template",
-                     help="template (default, offline) or llm")  # fmt: skip
-    ndl.add_argument("--per-type", type=int, default=50, metavar="K",
-                     help="needles per schema type (default 50)")  # fmt: skip
-    ndl.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    ndl.add_argument("--schema", metavar="PATH", help="schema JSON (default: the shipped one)")
-    ndl.add_argument("--model", metavar="GGUF", help="llm: model file (default: Gemma 3 270M)")
-    ndl.add_argument("--data-dir", metavar="DIR", help="llm: data folder with minea/haystacks/")
+    for suite in suites.suites.values():
+        if suite.commands is not None:
+            suite.commands(sub)  # a suite's own commands (MINEA: needles)
     dat = sub.add_parser(
         "data",
         help="fetch, verify or list the benchmark data of the manifest",
@@ -253,10 +190,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "data":
         return data_command(args)
-    if args.command == "needles":
-        if args.per_type < 1:
-            parser.error("--per-type must be at least 1")
-        return needles(args)
+    if getattr(args, "func", None) is not None:
+        return args.func(args)
     if args.max_regression is not None and (
         not args.baseline or not math.isfinite(args.max_regression) or args.max_regression < 0
     ):

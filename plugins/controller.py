@@ -188,26 +188,25 @@ def suite_lines_and_artifacts(
     """Run each suite's report (found by the suite's name in the registry, never by a
     name read from the record) on the record.
 
-    A report module has ``summary_lines(record, suite) -> list[str]`` and
-    ``write_artifacts(record, suite, folder, stem) -> list[Path]``; with ``report_path``
-    its files go next to the run record and are listed under ``suites.<name>.artifacts``.
+    Each suite's report is found by its name in the registry (``Suite.summary_lines``,
+    ``Suite.write_artifacts``; a run record never names code); with ``report_path`` its
+    files go next to the run record and are listed under ``suites.<name>.artifacts``.
     A failing report costs only its own output, with one line saying why.
     """
     lines: list[str] = []
     paths: list[Path] = []
     for name, info in sorted(record.get("suites", {}).items()):
-        spec = registry.get(name)
-        if spec is None or spec.report is None:
+        suite = registry.get(name)
+        if suite is None or suite.report is None:
             continue
         try:
-            module = spec.report_module()
-            lines += module.summary_lines(record, name)
+            lines += suite.summary_lines(record)
             if report_path is not None:
-                written = module.write_artifacts(record, name, report_path.parent, report_path.stem)
+                written = suite.write_artifacts(record, report_path.parent, report_path.stem)
                 info["artifacts"] = [str(p) for p in written]
                 paths += written
         except Exception as exc:  # a report must never lose the run record
-            lines.append(f"{name}: report {spec.report} failed: {type(exc).__name__}: {exc}")
+            lines.append(f"{name}: report {suite.report} failed: {type(exc).__name__}: {exc}")
     return lines, paths
 
 
@@ -347,7 +346,7 @@ class Controller:
             try:
                 local = [
                     spec.name for spec in selected
-                    if spec.reads_local_data(state.settings.suite_options.get(spec.name))
+                    if spec.reads_local_data(state.options.get(spec.name))
                 ]  # fmt: skip
                 capture = config.pluginmanager.getplugin("capturemanager")
                 with capture.global_and_fixture_disabled() if capture else nullcontext():
@@ -370,7 +369,7 @@ class Controller:
         )
         lines = []
         for spec in selected:
-            missing = spec.missing_data(data_dir, state.settings.suite_options.get(spec.name))
+            missing = spec.missing_data(data_dir, state.options.get(spec.name))
             if not missing:
                 continue
             line = (

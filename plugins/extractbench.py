@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 from _pytest.reports import TestReport
@@ -28,7 +27,8 @@ from plugins.selection import stratified_limit
 from plugins.settings import SettingsError, check_settings, read_settings
 from plugins.state import DATA_DIR_KEY, REPLAY_KEY, STATE_KEY, USAGE_PREFIX, RunState
 from suites.item import DataError, DataMissing, Item, SuiteData
-from suites.registry import SOURCES_HINT, Registry
+from suites.protocol import Suite
+from suites.registry import SOURCES_HINT, Registry, RegistryError, entry_point_suites
 
 # The model and data fixtures are the second half of the plugin.
 pytest_plugins = ["fixtures.plugin"]
@@ -37,7 +37,14 @@ RECORDER_KEY = pytest.StashKey[ItemRecorder]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    add_options(parser)
+    group = add_options(parser)
+    try:
+        suites = entry_point_suites()
+    except RegistryError:
+        return  # pytest_configure reports it as a usage error
+    for suite in suites:
+        if suite.add_options is not None:
+            suite.add_options(group)  # a suite's own options (MINEA: --needles)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -47,10 +54,10 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def _registry(config: pytest.Config) -> Registry:
-    extra = [spec for specs in config.hook.pytest_extractbench_suites() for spec in specs]
+    extra = [suite for suites in config.hook.pytest_extractbench_suites() for suite in suites]
     try:
-        return Registry.with_builtins(extra)
-    except ValueError as exc:
+        return Registry.installed(extra)
+    except RegistryError as exc:
         raise pytest.UsageError(str(exc)) from None
 
 
@@ -58,19 +65,25 @@ def pytest_configure(config: pytest.Config) -> None:
     limit = config.getoption("limit")
     if limit is not None and limit < 1:
         raise pytest.UsageError(f"--limit {limit}: must be at least 1")
+    registry = _registry(config)
     suite_options = list(config.getoption("suite_option"))
-    if config.getoption("needles"):
-        suite_options.append(f"minea.needles={Path(config.getoption('needles')).resolve()}")
+    for suite in registry.suites.values():
+        if suite.cli_options is not None:  # a suite's own options (MINEA: --needles)
+            given = suite.cli_options(config.getoption)
+            suite_options += [f"{suite.name}.{key}={value}" for key, value in given.items()]
     try:
         settings = read_settings(
             config.rootpath / "pyproject.toml", config.getoption("gate"), suite_options
         )
     except (GateError, SettingsError) as exc:
         raise pytest.UsageError(str(exc)) from None
-    registry = _registry(config)
     problems = check_settings(settings, registry)
     if problems:
         raise pytest.UsageError("\n".join(problems))
+    options = {  # every suite's typed options (check_settings found the given ones valid)
+        name: suite.parse_options(settings.suite_options.get(name))
+        for name, suite in registry.suites.items()
+    }
     baseline = None
     if config.getoption("baseline"):
         try:
@@ -107,11 +120,12 @@ def pytest_configure(config: pytest.Config) -> None:
         controller=not hasattr(config, "workerinput"),
         baseline=baseline,
         registry=registry,
+        options=options,
     )
     config.addinivalue_line(
         "markers",
-        "suite(name, load, breakdown=None): items of this test come from load(data_dir, options); "
-        "breakdown names the item attribute(s) results are broken down by",
+        "suite(name): this test runs the items of the registered suite `name` "
+        "(plugins/suite_test.py: suite_test)",
     )
     state = config.stash[STATE_KEY]
     plugin = Controller(config, state) if state.controller else Worker(config, state)
@@ -121,17 +135,12 @@ def pytest_configure(config: pytest.Config) -> None:
 # ---------------------------------------------------------------- items
 
 
-def _load_suite(
-    state: RunState,
-    name: str,
-    load: Callable[[Path, dict[str, Any]], SuiteData],
-    data_dir: Path | None,
-) -> SuiteData:
-    if name not in state.loaded:
+def _load_suite(state: RunState, suite: Suite, data_dir: Path | None) -> SuiteData:
+    if suite.name not in state.loaded:
         if data_dir is None:
             raise DataMissing(f"no data folder: {SOURCES_HINT}")
-        state.loaded[name] = load(data_dir, dict(state.settings.suite_options.get(name, {})))
-    return state.loaded[name]
+        state.loaded[suite.name] = suite.load(data_dir, state.options[suite.name])
+    return state.loaded[suite.name]
 
 
 def _collect_error(name: str, problem: str) -> pytest.Collector.CollectError:
@@ -143,17 +152,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "bench_item" not in metafunc.fixturenames:
         return
     marker = metafunc.definition.get_closest_marker("suite")
-    if marker is None or not marker.args or "load" not in marker.kwargs:
+    if marker is None or not marker.args:
         raise pytest.Collector.CollectError(
             f"{USAGE_PREFIX}{metafunc.definition.nodeid}: takes bench_item but has no "
-            "@pytest.mark.suite(NAME, load=FUNCTION) marker"
+            "@pytest.mark.suite(NAME) marker (use plugins.suite_test.suite_test(NAME))"
         )
     name = marker.args[0]
-    raw = marker.kwargs.get("breakdown")
-    breakdown = [raw] if isinstance(raw, str) else list(raw or [])
     config = metafunc.config
     state = config.stash[STATE_KEY]
-    if state.registry.get(name) is None:
+    suite = state.registry.get(name)
+    if suite is None:
         raise _collect_error(
             name,
             "not a registered suite (known: "
@@ -169,7 +177,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             metafunc.parametrize("bench_item", [])
             return
     try:
-        data = _load_suite(state, name, marker.kwargs["load"], config.stash[DATA_DIR_KEY])
+        data = _load_suite(state, suite, config.stash[DATA_DIR_KEY])
     except DataMissing as exc:
         if not config.getoption("skip_missing_data"):
             raise _collect_error(name, f"data missing: {exc}") from None
@@ -200,9 +208,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         if not items:
             raise _collect_error(name, "none of the run record's items exists in the data any more")
     elif limit is not None:
-        items = stratified_limit(items, limit, breakdown[0] if breakdown else None)
+        items = stratified_limit(items, limit, suite.breakdown[0] if suite.breakdown else None)
     state.suites[name] = {
-        "breakdown": breakdown,
+        "breakdown": list(suite.breakdown),
         "items_total": len(data.items),
         "items_selected": len(items),
         "limit": {"value": limit, "source": limit_source} if limit is not None else None,

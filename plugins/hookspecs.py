@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from suites.registry import SuiteSpec
+from suites.protocol import Suite
 
 
 @pytest.hookspec
-def pytest_extractbench_suites() -> list[SuiteSpec]:
-    """Return suites defined outside the ``suites`` package (a conftest, a plugin).
+def pytest_extractbench_suites() -> list[Suite]:
+    """Return suites defined in a conftest (an installed package registers its suites
+    through the ``extractbench.suites`` entry-point group instead).
 
-    Each :class:`suites.registry.SuiteSpec` makes its suite known to the registry, so its
-    gates, options and data are checked before any item runs. Every implementation's
-    list is added; a name may be registered once.
+    Each :class:`suites.protocol.Suite` becomes known to the registry, so its gates,
+    options and data are checked before any item runs. Every implementation's list is
+    added; a name may be registered once.
     """
     return []

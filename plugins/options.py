@@ -13,8 +13,9 @@ from fixtures.models import BACKENDS
 __all__ = ["add_options"]
 
 
-def add_options(parser: pytest.Parser) -> None:
-    """Add extractbench's options to pytest's parser (called from ``pytest_addoption``)."""
+def add_options(parser: pytest.Parser) -> pytest.OptionGroup:
+    """Add extractbench's options to pytest's parser (called from ``pytest_addoption``);
+    return the group, where the suites add their own (``Suite.add_options``)."""
     group = parser.getgroup("extractbench", "extractbench: model, data, scores, gates and reports")
     group.addoption(
         "--model",
@@ -173,13 +174,6 @@ def add_options(parser: pytest.Parser) -> None:
         "[tool.extractbench.options.SUITE] in pyproject.toml. Repeatable.",
     )
     group.addoption(
-        "--needles",
-        metavar="PATH",
-        default=None,
-        help="MINEA needle set (JSONL, e.g. from `extractbench needles`); same as "
-        "--suite-option minea.needles=PATH. Default: the deterministic template set.",
-    )
-    group.addoption(
         "--baseline",
         metavar="RUN.json",
         default=None,
@@ -228,3 +222,4 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         help="where to write the JSON run record (default reports/<run-id>.json under rootdir).",
     )
+    return group

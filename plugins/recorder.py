@@ -8,6 +8,7 @@ from typing import Any
 
 from fixtures.models.base import Backend, Generation
 from suites.item import Item
+from suites.protocol import ItemResult, generate
 
 __all__ = ["ItemRecorder"]
 
@@ -64,8 +65,7 @@ class ItemRecorder:
         Raises:
             ModelError: from the backend (the item then fails as an error).
         """
-        item = self.item
-        generation = model.generate(item.prompt, max_tokens=item.max_tokens, stop=item.stop)
+        generation = generate(self.item, model)
         self.record_generation(generation)
         return generation
 
@@ -78,6 +78,15 @@ class ItemRecorder:
         }
         self.latency_s = generation.latency_s
         self._properties.append(("prediction", generation.text))
+
+    def record(self, result: ItemResult) -> None:
+        """Record what a suite's ``run`` returned: its generation, scores and details."""
+        if result.generation is not None:
+            self.record_generation(result.generation)
+        for metric, value in result.scores.items():
+            self(metric, value)
+        for key, value in result.details.items():
+            self.detail(key, value)
 
     def detail(self, key: str, value: Any) -> None:
         """Record a JSON-safe fact about the item (error counts, a parse error) for the

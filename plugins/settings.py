@@ -10,7 +10,6 @@ from typing import Any
 
 from plugins.gates import Gate, gates_from_config, parse_gate
 from suites.item import DataError
-from suites.options import merge_options
 from suites.registry import Registry
 
 __all__ = ["Settings", "SettingsError", "read_settings", "parse_suite_options", "check_settings"]
@@ -119,14 +118,8 @@ def check_settings(settings: Settings, registry: Registry) -> list[str]:
                 f"--suite-option {suite}.*: unknown suite {suite!r}; known suites: {known}"
             )
             continue
-        defaults = spec.option_defaults()
-        if not defaults and values:
-            problems.append(
-                f"--suite-option {suite}.{next(iter(values))}: the {suite} suite has no options"
-            )
-            continue
         try:
-            merge_options(suite, values, defaults)
+            spec.parse_options(values)
         except DataError as exc:
             problems.append(f"--suite-option {exc}")
     return problems

@@ -30,6 +30,7 @@ class RunState:
     settings: Settings
     report_path: Path
     controller: bool
+    options: dict[str, Any] = field(default_factory=dict)  # suite -> its parsed Options
     loaded: dict[str, SuiteData] = field(default_factory=dict)
     suites: dict[str, dict[str, Any]] = field(default_factory=dict)
     items: dict[str, dict[str, Any]] = field(default_factory=dict)

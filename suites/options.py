@@ -1,15 +1,25 @@
-"""Suite options (``--suite-option SUITE.KEY=VALUE`` and ``[tool.extractbench.options.SUITE]``)."""
+"""Suite options: one parser for ``[tool.extractbench.options.SUITE]`` and
+``--suite-option SUITE.KEY=VALUE``, into the suite's typed ``Options`` (a frozen dataclass)."""
 
 from __future__ import annotations
 
+import dataclasses
+import types
+import typing
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 from suites.item import DataError
 
-__all__ = ["merge_options", "truthy"]
+__all__ = ["NoOptions", "parse_options", "option_names", "truthy"]
 
 _FALSE = ("0", "false", "no", "off")
+T = TypeVar("T")
+
+
+@dataclasses.dataclass(frozen=True)
+class NoOptions:
+    """The options of a suite that takes none."""
 
 
 def truthy(text: object) -> bool:
@@ -18,41 +28,61 @@ def truthy(text: object) -> bool:
     return str(text).strip().lower() not in ("", *_FALSE)
 
 
-def merge_options(
-    suite: str,
-    options: Mapping[str, Any],
-    defaults: Mapping[str, Any],
-    choices: Mapping[str, tuple[str, ...]] | None = None,
-) -> dict[str, Any]:
-    """``defaults`` updated by ``options``, each value converted to its default's type.
+def option_names(cls: type) -> tuple[str, ...]:
+    """The option names of an ``Options`` dataclass, in declaration order."""
+    return tuple(f.name for f in dataclasses.fields(cls))
 
-    Command-line values arrive as strings: ``"false"``/``"0"``/``"no"``/``"off"`` are
-    False for a boolean default, numbers are parsed for int and float defaults; a default
-    of None takes any string (a path, say). ``choices`` names the allowed values of
-    string options that take one of a fixed set.
+
+def _convert(suite: str, key: str, value: Any, kind: Any) -> Any:
+    """``value`` (a string from the command line, or a TOML value) as type ``kind``."""
+    args = typing.get_args(kind)
+    if typing.get_origin(kind) is Literal:
+        if str(value) not in args:
+            raise DataError(f"{suite}.{key}={value}: must be one of {', '.join(map(str, args))}")
+        return str(value)
+    if typing.get_origin(kind) in (typing.Union, types.UnionType) and type(None) in args:
+        if value is None:
+            return None
+        (kind,) = [a for a in args if a is not type(None)]
+    try:
+        if kind is bool:
+            return value if isinstance(value, bool) else truthy(value)
+        if kind is str:
+            return str(value)
+        return kind(value)
+    except (TypeError, ValueError):
+        raise DataError(f"{suite}.{key}={value}: must be {kind.__name__}") from None
+
+
+def parse_options(suite: str, cls: type[T], values: Mapping[str, Any] | T | None = None) -> T:
+    """The suite's typed options: ``cls``'s defaults updated by ``values``.
+
+    Strings are converted to each field's type: ``"false"``/``"0"``/``"no"``/``"off"`` are
+    False for a ``bool``, numbers are parsed for ``int`` and ``float``, a ``Literal[...]``
+    field takes one of its values, ``str | None`` any string. An instance of ``cls`` is
+    returned as it is.
+
+    Args:
+        suite: the suite name (for messages).
+        cls: the suite's ``Options`` frozen dataclass (every field has a default).
+        values: option name -> value, or None for the defaults.
 
     Raises:
-        DataError: an unknown key, a value that is not of its default's type, or a value
-            outside its ``choices`` (one line naming ``suite.key``).
+        DataError: an unknown key (the message lists the valid ones), a value not of its
+            field's type or not one of its choices (one line naming ``suite.key``), or a
+            combination the dataclass's ``__post_init__`` rejects.
     """
-    unknown = set(options) - set(defaults)
+    if isinstance(values, cls):
+        return values
+    values = dict(values or {})
+    known = option_names(cls)
+    unknown = sorted(set(values) - set(known))
     if unknown:
-        raise DataError(
-            f"unknown {suite} option(s) {', '.join(sorted(unknown))}; known: {', '.join(defaults)}"
-        )
-    merged = dict(defaults)
-    for key, value in options.items():
-        kind = type(defaults[key])
-        try:
-            if defaults[key] is None or kind is str:
-                merged[key] = None if value is None else str(value)
-            elif kind is bool:
-                merged[key] = truthy(value)
-            else:
-                merged[key] = kind(value)
-        except (TypeError, ValueError):
-            raise DataError(f"{suite}.{key}={value}: must be {kind.__name__}") from None
-    for key, allowed in (choices or {}).items():
-        if merged[key] not in allowed:
-            raise DataError(f"{suite}.{key}={merged[key]}: must be one of {', '.join(allowed)}")
-    return merged
+        valid = ", ".join(known) if known else f"none (the {suite} suite takes no options)"
+        raise DataError(f"unknown {suite} option(s) {', '.join(unknown)}; known: {valid}")
+    hints = typing.get_type_hints(cls)
+    converted = {key: _convert(suite, key, value, hints[key]) for key, value in values.items()}
+    try:
+        return cls(**converted)
+    except (TypeError, ValueError) as exc:
+        raise DataError(f"{suite} options: {exc}") from None

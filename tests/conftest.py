@@ -11,17 +11,23 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
+# The toy suite (toy_suite.py in a pytester project): a Suite as a third party writes one.
 TOY_SUITE = """
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from suites.item import DataError, DataMissing, Item, SuiteData
+from suites.protocol import ItemResult, Suite, generate
 
 
-def load(data_dir: Path, options: dict) -> SuiteData:
+@dataclass(frozen=True)
+class ToyOptions:
+    delay: float = 0.0  # seconds each item waits (tests that stop a run midway)
+
+
+def load(data_dir: Path, options: ToyOptions) -> SuiteData:
     path = data_dir / "toy.jsonl"
     if not path.exists():
         raise DataMissing(f"{path} not found")
@@ -46,29 +52,32 @@ def load(data_dir: Path, options: dict) -> SuiteData:
     return SuiteData(items, notes={"rows": len(items)})
 
 
-@pytest.mark.suite("toy", load=load, breakdown="key")
-def test_toy(bench_item, model, score, request):
-    delay = float(request.config.getoption("--toy-delay", 0) or 0)
-    if delay:
-        time.sleep(delay)
-    generation = model.generate(bench_item.prompt, max_tokens=bench_item.max_tokens, stop=bench_item.stop)
-    score.record_generation(generation)
-    score("accuracy", float(bench_item.reference.lower() in generation.text.lower()))
-    score("length", min(1.0, len(generation.text) / 20))
+def run(item, models, options: ToyOptions) -> ItemResult:
+    if options.delay:
+        time.sleep(options.delay)
+    generation = generate(item, models.model)
+    accuracy = float(item.reference.lower() in generation.text.lower())
+    return ItemResult({"accuracy": accuracy, "length": min(1.0, len(generation.text) / 20)}, generation)
+
+
+SUITE = Suite(
+    "toy", Path(__file__).parent, "test_toy.py::test_toy", load=load, run=run,
+    options=ToyOptions, breakdown=("key",), metrics=("accuracy", "length"),
+    data=("toy.jsonl",), data_source="the toy rows",
+)
+"""
+
+TOY_TEST = """
+from plugins.suite_test import suite_test
+
+test_toy = suite_test("toy")
 """
 
 TOY_CONFTEST = """
-from pathlib import Path
-
-from suites.registry import SuiteSpec
-
-def pytest_addoption(parser):
-    parser.addoption("--toy-delay", default="0")
-
 def pytest_extractbench_suites():
-    return [SuiteSpec("toy", Path(__file__).parent, "test_toy.py::test_toy",
-                      metrics=("accuracy", "length"), data=("toy.jsonl",),
-                      data_source="the toy rows")]
+    from toy_suite import SUITE
+
+    return [SUITE]
 """
 
 
@@ -90,7 +99,7 @@ def toy_rows(n_docs: int = 6) -> list[dict[str, str]]:
 def toy(pytester: pytest.Pytester) -> pytest.Pytester:
     """A pytester project holding a toy suite with data in ./data, run with the fake model."""
     pytester.makeconftest(TOY_CONFTEST)
-    pytester.makepyfile(test_toy=TOY_SUITE)
+    pytester.makepyfile(toy_suite=TOY_SUITE, test_toy=TOY_TEST)
     data = pytester.mkdir("data")
     (data / "toy.jsonl").write_text("\n".join(json.dumps(r) for r in toy_rows()) + "\n")
     pytester.makepyprojecttoml("[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n")

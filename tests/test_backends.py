@@ -110,7 +110,7 @@ def test_serve_runs_one_model_process_for_two_workers_and_stops_on_ctrl_c(toy):
     before = set(_server_pids())
     record = toy.path / "served.json"
     args = [sys.executable, "-m", "pytest", "--serve", "-n", "2", "--no-cache",
-            "--data-dir", "data", "--report-json", str(record), "--toy-delay", "0.5",
+            "--data-dir", "data", "--report-json", str(record), "--suite-option", "toy.delay=0.5",
             "-p", "no:cacheprovider"]  # fmt: skip
     proc = interruptible(args, toy.path)
     mapped: list[int] = []

@@ -49,7 +49,7 @@ def test_no_cache_and_cache_dir(toy):
 def test_a_run_stopped_with_ctrl_c_resumes_from_the_cache(toy):
     record = toy.path / "record.json"
     args = [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data",
-            "--report-json", str(record), "--toy-delay", "0.4", "-p", "no:cacheprovider"]  # fmt: skip
+            "--report-json", str(record), "--suite-option", "toy.delay=0.4", "-p", "no:cacheprovider"]  # fmt: skip
     proc = interruptible([*args, "-v"], toy.path)
     output = Output(proc)
     assert output.wait_for("PASSED", 3), output.finish()[-3000:]
@@ -108,10 +108,10 @@ def test_paths_outside_the_checkout_follow_their_options_after_a_space(toy):
 
 def test_rescore_of_a_changed_prompt_is_an_item_error_saying_why(toy):
     run(toy, [])
-    suite = (toy.path / "test_toy.py").read_text()
+    suite = (toy.path / "toy_suite.py").read_text()
     changed = suite.replace("prefix=f\"{row['text']}\\n\"", "prefix=f\"{row['text']}\\n\\n\"")
     assert changed != suite
-    (toy.path / "test_toy.py").write_text(changed)
+    (toy.path / "toy_suite.py").write_text(changed)
     result = toy.runpytest_subprocess("--rescore", "record.json", "--data-dir", "data")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*--rescore: this prompt was not generated in the run record*"])

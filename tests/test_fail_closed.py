@@ -18,13 +18,9 @@ from fixtures.models.base import ModelLoadError
 from fixtures.models.fake import FakeBackend
 from fixtures.models.wrappers import CachingBackend
 from plugins.cli import main as cli_main
-from tests.conftest import TOY_SUITE, Output, interruptible, read_json
+from tests.conftest import Output, interruptible, read_json
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer
-from tests.test_plugin import MODES, run
-
-FAILING_SUITE = TOY_SUITE.replace(
-    'score("accuracy"', 'raise RuntimeError("model exploded"); score("accuracy"'
-)
+from tests.test_plugin import FAILING_SUITE, MODES, run
 
 
 def _children(pid: int) -> list[int]:
@@ -96,7 +92,7 @@ def test_a_partial_baseline_overlap_reports_the_shared_count(toy):
 def test_extractbench_report_gives_the_runs_own_verdict(toy, case, capsys):
     extra: list[str] = []
     if case == "all-failed":
-        toy.makepyfile(test_toy=FAILING_SUITE)
+        toy.makepyfile(toy_suite=FAILING_SUITE)
     if case == "no-items":
         (toy.path / "data" / "toy.jsonl").unlink()
         extra = ["--skip-missing-data"]
@@ -274,7 +270,7 @@ def test_a_corrupt_generation_cache_is_one_usage_error(toy):
 def test_a_killed_worker_ends_the_run_promptly_and_is_recorded(toy):
     record = toy.path / "record.json"
     args = [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data",
-            "--report-json", str(record), "--toy-delay", "0.5", "-p", "no:cacheprovider",
+            "--report-json", str(record), "--suite-option", "toy.delay=0.5", "-p", "no:cacheprovider",
             "-n", "2", "--no-cache"]  # fmt: skip
     proc = interruptible([*args, "-v"], toy.path)
     output = Output(proc)
@@ -300,7 +296,7 @@ def test_a_killed_worker_ends_the_run_promptly_and_is_recorded(toy):
 def test_sigterm_writes_a_record_and_stops_the_workers(toy, mode):
     record = toy.path / "record.json"
     args = [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data",
-            "--report-json", str(record), "--toy-delay", "0.4", "-p", "no:cacheprovider",
+            "--report-json", str(record), "--suite-option", "toy.delay=0.4", "-p", "no:cacheprovider",
             "--no-cache", *mode]  # fmt: skip
     proc = interruptible([*args, "-v"], toy.path)
     output = Output(proc)

@@ -569,12 +569,15 @@ def test_relevance_is_meteor_and_spread_is_relative_std():
 
 
 def test_needles_command_writes_the_default_set_of_a_run(tmp_path, capsys):
+    from dataclasses import asdict
+
     from plugins.cli import main
-    from suites.minea.items import DEFAULTS, needle_set
+    from suites.minea.items import needle_set
+    from suites.minea.suite import MineaOptions
 
     assert main(["needles", str(tmp_path / "n.jsonl"), "--per-type", "3", "--seed", "2"]) == 0
     written = read_needles(tmp_path / "n.jsonl")
-    default = needle_set({**DEFAULTS, "per_type": 3, "seed": 2}, load_schema())
+    default = needle_set(asdict(MineaOptions(per_type=3, seed=2)), load_schema())
     assert written.sha256 == default.sha256 and written.needles == default.needles
     assert "sha256" in capsys.readouterr().out
     assert main(["needles", str(tmp_path / "x.jsonl"), "--schema", str(tmp_path / "no.json")]) == 4

@@ -1,50 +1,66 @@
-"""Suite options: types follow the defaults, mistakes are one-line data errors."""
+"""Suite options: one parser into each suite's typed Options; mistakes are one-line errors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
 
 import pytest
 
 from suites.item import DataError
-from suites.options import merge_options
-
-DEFAULTS = {"judge": True, "iterations": 3, "share": 0.1, "needles": None, "language": "en"}
+from suites.options import NoOptions, parse_options
 
 
-def test_command_line_strings_take_their_default_types():
-    got = merge_options(
-        "s", {"judge": "off", "iterations": "5", "share": "0.25", "needles": "n.jsonl"}, DEFAULTS
+@dataclass(frozen=True)
+class Opts:
+    judge: bool = True
+    iterations: int = 3
+    share: float = 0.1
+    needles: str | None = None
+    mode: Literal["a", "b"] = "a"
+
+    def __post_init__(self) -> None:
+        if self.iterations < 0:
+            raise ValueError(f"iterations={self.iterations}: must be >= 0")
+
+
+def test_command_line_strings_take_their_field_types():
+    got = parse_options(
+        "s", Opts, {"judge": "off", "iterations": "5", "share": "0.25", "needles": "n.jsonl"}
     )
-    assert got == {"judge": False, "iterations": 5, "share": 0.25, "needles": "n.jsonl",
-                   "language": "en"}  # fmt: skip
-    assert merge_options("s", {"judge": "yes"}, DEFAULTS)["judge"] is True
-    assert merge_options("s", {"iterations": 2}, DEFAULTS)["iterations"] == 2
+    assert got == Opts(judge=False, iterations=5, share=0.25, needles="n.jsonl")
+    assert parse_options("s", Opts, {"judge": "yes"}).judge is True
+    assert parse_options("s", Opts, {"iterations": 2}).iterations == 2  # a TOML integer
+    assert parse_options("s", Opts, None) == Opts()
+    assert parse_options("s", Opts, got) is got
 
 
 @pytest.mark.parametrize(
     "options, message",
     [
-        ({"iteration": "2"}, "unknown s option.s. iteration; known: judge"),
-        ({"iterations": "two"}, "s.iterations=two: must be int"),
-        ({"share": "x"}, "s.share=x: must be float"),
+        (
+            {"iteration": "2"},
+            r"^unknown s option\(s\) iteration; known: judge, iterations, share, needles, mode$",
+        ),
+        ({"iterations": "two"}, r"^s.iterations=two: must be int$"),
+        ({"share": "x"}, r"^s.share=x: must be float$"),
+        ({"mode": "c"}, r"^s.mode=c: must be one of a, b$"),
+        ({"iterations": "-1"}, r"^s options: iterations=-1: must be >= 0$"),
     ],
 )
-def test_mistakes_name_the_option(options, message):
+def test_mistakes_name_the_option_and_the_valid_ones(options, message):
     with pytest.raises(DataError, match=message):
-        merge_options("s", options, DEFAULTS)
+        parse_options("s", Opts, options)
 
 
-def test_a_choice_outside_its_set_is_one_line_naming_the_choices():
-    defaults = {"mode": "a"}
-    assert merge_options("s", {"mode": "b"}, defaults, {"mode": ("a", "b")})["mode"] == "b"
-    with pytest.raises(DataError, match=r"^s.mode=c: must be one of a, b$"):
-        merge_options("s", {"mode": "c"}, defaults, {"mode": ("a", "b")})
+def test_a_suite_without_options_says_so():
+    with pytest.raises(DataError, match=r"known: none \(the s suite takes no options\)"):
+        parse_options("s", NoOptions, {"x": "1"})
 
 
-@pytest.mark.parametrize(
-    ("load", "key"),
-    [("suites.tableqa.items", "tableqa.match"), ("suites.strucbench.items", "strucbench.hscore")],
-)
-def test_suite_choice_options_refuse_other_values(load, key):
-    import importlib
+@pytest.mark.parametrize(("suite", "key"), [("tableqa", "match"), ("strucbench", "hscore")])
+def test_suite_choice_options_refuse_other_values(suite, key):
+    from suites.registry import Registry
 
-    options = importlib.import_module(load)._options
-    with pytest.raises(DataError, match=f"{key}=exact: must be one of"):
-        options({key.split(".")[1]: "exact"})
+    with pytest.raises(DataError, match=f"{suite}.{key}=exact: must be one of"):
+        Registry.installed().get(suite).parse_options({key: "exact"})

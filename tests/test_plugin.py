@@ -12,6 +12,11 @@ import pytest
 from plugins.plots import distribution_plot
 from tests.conftest import TOY_CONFTEST, TOY_SUITE, interruptible, read_json
 
+# the toy suite with a model that fails on every item
+FAILING_SUITE = TOY_SUITE.replace(
+    "generation = generate(item, models.model)", 'raise RuntimeError("model exploded")'
+)
+
 MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
 
 TOY_CONFTEST_STRIPPING_GROUPS = (
@@ -153,11 +158,7 @@ def test_max_regression_must_be_finite(toy):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_gate_of_a_selected_suite_without_scores_fails(toy, mode):
-    toy.makepyfile(
-        test_toy=TOY_SUITE.replace(
-            'score("accuracy"', 'raise RuntimeError("model exploded"); score("accuracy"'
-        )
-    )
+    toy.makepyfile(toy_suite=FAILING_SUITE)
     result, record = run(toy, mode, "--gate", "toy/accuracy>=0.1")
     assert result.ret == 1
     gate = record["gates"][0]
@@ -301,9 +302,8 @@ def test_unscored_item_fails(toy, mode):
     toy.makepyfile(
         test_unscored="""
 import pytest
-from test_toy import load
 
-@pytest.mark.suite("toy", load=load)
+@pytest.mark.suite("toy")
 def test_bare(bench_item, score):
     pass
 """
@@ -327,8 +327,8 @@ def test_sigint_leaves_a_record_of_finished_items(toy, mode):
         "data",
         "--report-json",
         str(record),
-        "--toy-delay",
-        "1.0",
+        "--suite-option",
+        "toy.delay=1.0",
         "--gate",
         "toy/accuracy>=0.99",
         "-p",

@@ -15,13 +15,14 @@ from typing import Any
 
 from suites.derived_cache import cached_json, digest_of
 from suites.fda.chunking import CHUNK_TOKENS, ChunkingError, GemmaTokenizer, Tokenizer, chunk_spans
+from suites.fda.suite import FdaOptions
 from suites.files import inside, read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.jsonl import iter_jsonl
-from suites.options import merge_options
+from suites.options import parse_options
 
 __all__ = [
-    "LABELS_FILE", "MAX_TOKENS", "STOP", "DEFAULTS", "read_labels", "build_items", "load_items",
+    "LABELS_FILE", "MAX_TOKENS", "STOP", "read_labels", "build_items", "load_items",
     "load_based_fda",
 ]  # fmt: skip
 
@@ -29,11 +30,6 @@ LABELS_FILE = "fda/fda_kv_labels_derived.jsonl"
 MAX_TOKENS = 48
 STOP = ("\n",)
 _FIELDS = ("doc_id", "doc_file", "key", "value")
-DEFAULTS: dict[str, Any] = {
-    "source": "local",  # local: silver labels of the data dir; based-fda: the paper's data
-    "dataset": "hazyresearch/based-fda",  # a hub id or a local folder in its schema
-    "split": "validation",
-}
 
 
 def read_labels(path: Path) -> list[dict[str, Any]]:
@@ -144,27 +140,24 @@ def _chunk_all(
     return spans, value["tokenizer"]
 
 
-def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> SuiteData:
+def load_items(data_dir: Path, options: FdaOptions | Mapping[str, Any] | None = None) -> SuiteData:
     """Build the FDA suite from ``data_dir/fda``.
 
     Documents are chunked into 1,920-token chunks with the Gemma 3 tokenizer of the
     packaged default model, whatever model is evaluated (chunk spans are cached in the
     user cache, keyed by document contents and tokenizer).
 
-    Options: ``source`` (``local``: the silver labels of the data dir, default;
-    ``based-fda``: the Based paper's own dataset through the ``datasets`` library, see
-    :func:`load_based_fda`), ``dataset`` and ``split`` (where ``based-fda`` loads from).
+    Options: :class:`suites.fda.suite.FdaOptions` (``based-fda`` reads the Based paper's own
+    dataset through the ``datasets`` library, see :func:`load_based_fda`).
 
     Raises:
         DataMissing: the labels file is absent.
         DataError: a label line is malformed or names a document that is absent; a bad
             option.
     """
-    opts = merge_options("fda", options or {}, DEFAULTS)
-    if opts["source"] == "based-fda":
-        return load_based_fda(opts["dataset"], opts["split"])
-    if opts["source"] != "local":
-        raise DataError(f"fda.source={opts['source']}: use local or based-fda")
+    opts = parse_options("fda", FdaOptions, options)
+    if opts.source == "based-fda":
+        return load_based_fda(opts.dataset, opts.split)
     labels_path = data_dir / LABELS_FILE
     if not labels_path.is_file():
         raise DataMissing(f"{labels_path} not found (see ../shared/data/SOURCES.md section 1)")

@@ -1,12 +1,6 @@
-"""FDA key-value extraction (Based / Evaporate): ``{chunk}\\n{key}:``, containment accuracy."""
+"""FDA key-value extraction (Based / Evaporate): one test per item; the suite is
+``suites/fda/suite.py`` (items, options, how an item is run and scored)."""
 
-import pytest
+from plugins.suite_test import suite_test
 
-from suites.fda.items import load_items
-from suites.fda.metrics import containment
-
-
-@pytest.mark.suite("fda", load=load_items, breakdown="key")
-def test_fda(bench_item, model, score):
-    generation = score.generate(model)
-    score("accuracy", containment(generation.text, bench_item.reference))
+test_fda = suite_test("fda")

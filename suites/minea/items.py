@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -25,32 +26,12 @@ from suites.minea.needlegen import template_header, template_needles
 from suites.minea.needles import FORMAT, VERSION, Needle, NeedleSet, needles_text, read_needles
 from suites.minea.quality import meteor_available
 from suites.minea.schema import Schema, load_schema
-from suites.options import merge_options
+from suites.minea.suite import MineaOptions
+from suites.options import parse_options
 
-__all__ = ["DEFAULTS", "MANIFEST", "load_items", "needle_set", "deal", "pick_decoys"]
+__all__ = ["MANIFEST", "load_items", "needle_set", "deal", "pick_decoys"]
 
 MANIFEST = "minea/haystacks_manifest.jsonl"
-DEFAULTS: dict[str, Any] = {
-    "needles": None,  # needle-set JSONL; default: the template set of `seed`
-    "schema": None,  # schema JSON; default: suites/minea/schema.json
-    "seed": 0,
-    "per_type": 50,  # template needles per schema type (53 documents take ~670)
-    "min_share": 0.10,  # needle share of the enriched text (paper: 10-30%)
-    "max_share": 0.30,
-    "iterations": 3,  # further calls per piece (paper Section 5.1: 3)
-    "piece_chars": 4000,
-    "max_tokens": 384,  # per extraction call
-    "context_tokens": 4096,  # the window the extraction thread must fit
-    "judge": True,  # criterion llm (and the judge's false-positive rate on decoy needles)
-    "judge_candidates": 10,
-    "lost_in_the_middle": False,  # re-extract every piece at the end (Section 4.2)
-    "encoder": "auto",  # semantic similarity: minilm when installed, else tfidf
-}
-
-RUN_OPTIONS = (
-    "iterations", "piece_chars", "max_tokens", "context_tokens", "judge", "judge_candidates",
-    "lost_in_the_middle", "encoder",
-)  # fmt: skip
 
 
 def needle_set(opts: Mapping[str, Any], schema: Schema) -> NeedleSet:
@@ -112,17 +93,19 @@ def deal(needles: Sequence[Needle], seed: int) -> list[Needle]:
     return order
 
 
-def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> SuiteData:
+def load_items(
+    data_dir: Path, options: MineaOptions | Mapping[str, Any] | None = None
+) -> SuiteData:
     """Build the MINEA suite from ``data_dir/minea``.
 
-    Options (``--suite-option minea.KEY=VALUE``): see :data:`DEFAULTS`.
+    Options: :class:`suites.minea.suite.MineaOptions`.
 
     Raises:
         DataMissing: the manifest is absent.
         DataError: bad options, a malformed manifest line, a missing haystack, a bad
             schema or needle file, or needles that cannot fill a haystack to ``min_share``.
     """
-    opts = merge_options("minea", options or {}, DEFAULTS)
+    opts = asdict(parse_options("minea", MineaOptions, options))
     if not 0 < opts["min_share"] <= opts["max_share"] < 1:
         raise DataError(
             f"minea.min_share={opts['min_share']}, max_share={opts['max_share']}: "
@@ -142,7 +125,6 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
     chosen = needle_set(opts, schema)
     order = deal(chosen.needles, opts["seed"])
 
-    run_options = {k: opts[k] for k in RUN_OPTIONS} | {"schema": opts["schema"]}
     items: list[Item] = []
     cursor = 0
     for lineno, row in iter_jsonl(manifest):
@@ -184,7 +166,6 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
                     "needles": [n.to_json() for n in needles],
                     "placements": [[p.needle_id, p.start, p.end] for p in infusion.placements],
                     "decoys": [n.to_json() for n in decoys],
-                    "extraction": run_options,
                 },
                 max_tokens=opts["max_tokens"],
             )

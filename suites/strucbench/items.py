@@ -17,31 +17,30 @@ import csv
 import io
 import json
 from collections.abc import Mapping
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from suites.derived_cache import cached_json, digest_of
 from suites.files import read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
-from suites.options import merge_options
+from suites.options import parse_options
 from suites.strucbench import render
 from suites.strucbench.bertscore import bertscore_note
 from suites.strucbench.hscore import CORRECTIONS
-from suites.strucbench.metrics import HSCORE_MODES
 from suites.strucbench.prompts import build_prompt
+from suites.strucbench.suite import StrucbenchOptions
 from suites.strucbench.tables import PARSERS, TableParseError
 from suites.tableqa.html import HTMLTableError, check_complete
 
-__all__ = ["DEFAULTS", "FORMATS", "load_items"]
+__all__ = ["FORMATS", "load_items"]
 
 FORMATS = ("raw", "html", "latex")
 E2E_FILE = "strucbench/e2e/test-fixed.csv"
 SCIGEN_FILES = ("strucbench/scigen/test-CL.json", "strucbench/scigen/test-Other.json")
 WTQ_DIR = "tableqa/wtq/csv"
-DEFAULTS: dict[str, Any] = {"pscore": True, "max_cells": 60, "hscore": "reference"}
-CHOICES = {"hscore": HSCORE_MODES}
 MAX_TOKENS_CAP = 512
-CACHE_VERSION = "strucbench-items-v2"  # bump when rendering or prompts change
+CACHE_VERSION = "strucbench-items-v3"  # bump when rendering or prompts change
 
 
 def _literal(value: Any) -> Any:
@@ -79,8 +78,6 @@ def _item(
             "source": source,
             "rows": len(gold_table.rows),
             "cols": len(gold_table.header),
-            "pscore": opts["pscore"],
-            "hscore": opts["hscore"],
         },
         max_tokens=_budget(gold),
         stop=("\n\n",) if fmt == "raw" else (),
@@ -209,27 +206,24 @@ def _hscore_note(mode: str) -> dict[str, Any]:
     return note
 
 
-def _options(options: Mapping[str, Any]) -> dict[str, Any]:
-    return merge_options("strucbench", options, DEFAULTS, CHOICES)
-
-
-def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> SuiteData:
-    """All three formats. Options: ``pscore`` (judge each item, default true),
-    ``max_cells`` (skip gold tables with more cells, default 60: CPU generation budget),
-    ``hscore`` (``reference``: the Struc-Bench scripts' H-Score, the default;
-    ``corrected``: with :data:`suites.strucbench.hscore.CORRECTIONS`; ``both``).
+def load_items(
+    data_dir: Path, options: StrucbenchOptions | Mapping[str, Any] | None = None
+) -> SuiteData:
+    """All three formats. Options: :class:`suites.strucbench.suite.StrucbenchOptions`
+    (``max_cells`` decides which tables are items; ``pscore`` and ``hscore`` how they are
+    scored).
 
     Raises:
         DataMissing: the E2E or SciGen files are absent.
         DataError: a malformed data row, or a gold table its own parser rejects.
     """
-    opts = _options(options or {})
+    opts = asdict(parse_options("strucbench", StrucbenchOptions, options))
     files = [data_dir / E2E_FILE, *(data_dir / f for f in SCIGEN_FILES)]
     for path in files:
         if not path.is_file():
             raise DataMissing(f"{path} not found (see ../shared/data/SOURCES.md section 2)")
     files += sorted((data_dir / WTQ_DIR).glob("*/*.html"))
-    parts: list[bytes | str] = [CACHE_VERSION, json.dumps(opts, sort_keys=True)]
+    parts: list[bytes | str] = [CACHE_VERSION, str(opts["max_cells"])]
     parts += [p.read_bytes() for p in files]
 
     def build() -> dict[str, Any]:

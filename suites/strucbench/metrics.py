@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass, field
 
 from suites.strucbench.errors import ERROR_TYPES, count_errors
 from suites.strucbench.hscore import MAXIMA, hscore
 from suites.strucbench.hscore_reference import reference_hscore
+from suites.strucbench.suite import HScoreMode
 from suites.strucbench.tables import PARSERS, TableParseError
 from suites.text_metrics import rouge_l
 
 __all__ = ["HSCORE_MODES", "H_NAMES", "TableMetrics", "sacrebleu_score", "table_metrics"]
 
-HSCORE_MODES = ("reference", "corrected", "both")
+HSCORE_MODES: tuple[str, ...] = typing.get_args(HScoreMode)
 H_NAMES = ("h_content", "h_structure", "h_content_norm", "h_structure_norm")
 CORRECTED_SUFFIX = "_corrected"
 

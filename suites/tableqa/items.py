@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 from collections.abc import Mapping
-from dataclasses import astuple
+from dataclasses import asdict, astuple
 from functools import lru_cache, partial
 from importlib import metadata
 from pathlib import Path
@@ -18,17 +18,17 @@ from typing import Any, NamedTuple
 from suites.derived_cache import cached_json, digest_of
 from suites.files import read_text
 from suites.item import DataError, DataMissing, Item, LazyText, SuiteData
-from suites.options import merge_options
+from suites.options import parse_options
 from suites.tableqa import synthetic, tablebench
 from suites.tableqa.html import HTMLTableError, html_to_table
 from suites.tableqa.metrics import MATCH_METRICS
-from suites.tableqa.prompts import SYSTEM_PROMPTS, prompt_prefix
+from suites.tableqa.prompts import prompt_prefix
 from suites.tableqa.questions import TEMPLATES, Question, filter_counts, sample_questions
+from suites.tableqa.suite import TableBenchOptions, TableQAOptions
 from suites.tableqa.tables import Table, to_markdown
 from suites.tableqa.wtq_csv import csv_agreement
 
 __all__ = [
-    "DEFAULTS",
     "LOOKUP_SUBSETS",
     "wiki_tables",
     "load_items",
@@ -37,40 +37,14 @@ __all__ = [
 
 WTQ_DIR = "tableqa/wtq/csv"
 LOOKUP_SUBSETS = ("wiki", *synthetic.SUBSETS)
-DEFAULTS: dict[str, Any] = {
-    "language": "en",  # en: translated system prompt and template; ru: the article's own
-    "per_cell": 10,  # questions per (W, r) heatmap cell (article: 10)
-    "seed": 0,
-    # Completion (base) models need a cue to answer after the question; the article used
-    # chat models and no cue. "" gives the article's prompt exactly.
-    "answer_cue": "\nAnswer:",
-    # the metric of the results table and heatmaps: strict (the article's) or normalized
-    "match": "strict",
-}
-TABLEBENCH_DEFAULTS: dict[str, Any] = {
-    # TableBench's DP prompt ends with the question; base models are cued to answer in
-    # the required "Final Answer: ..." form. "" gives the official prompt exactly.
-    "answer_cue": "Final Answer:",
-    # local: the data dir's copy; hub: the cleaned release through the datasets library
-    "source": "local",
-    "dataset": "Multilingual-Multimodal-NLP/TableBench",  # a hub id or a local folder
-    "split": "test",
-}
 MIN_WIDTH, MAX_WIDTH, MIN_HEIGHT, MAX_HEIGHT = 2, 16, 1, 64  # article's table sizes
 MAX_TOKENS = 32
 STOP = ("\n",)
 CACHE_VERSION = "tableqa-questions-v4"  # bump when table parsing or wiki sampling changes
 
 
-def _options(
-    options: Mapping[str, Any], defaults: Mapping[str, Any] = DEFAULTS, suite: str = "tableqa"
-) -> dict[str, Any]:
-    merged = merge_options(
-        suite, options, defaults, {"match": tuple(MATCH_METRICS)} if suite == "tableqa" else None
-    )
-    if suite == "tableqa" and merged["language"] not in SYSTEM_PROMPTS:
-        raise DataError(f"tableqa.language={merged['language']}: use en or ru")
-    return merged
+def _options(options: TableQAOptions | Mapping[str, Any] | None) -> dict[str, Any]:
+    return asdict(parse_options("tableqa", TableQAOptions, options))
 
 
 def _table_to_json(table: Table) -> list[Any]:
@@ -259,16 +233,18 @@ def _lookup_items(subset: str, built: SubsetQuestions, opts: dict[str, Any]) -> 
     return items
 
 
-def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> SuiteData:
+def load_items(
+    data_dir: Path, options: TableQAOptions | Mapping[str, Any] | None = None
+) -> SuiteData:
     """Lookup questions over wiki tables and syn1-syn5 (the article's protocol).
 
-    Options (``--suite-option tableqa.KEY=VALUE``): see :data:`DEFAULTS`.
+    Options: :class:`suites.tableqa.suite.TableQAOptions`.
 
     Raises:
         DataMissing: the WikiTableQuestions tables are absent.
         DataError: a bad option value.
     """
-    opts = _options(options or {})
+    opts = _options(options)
     items = []
     dropped: dict[str, list[str]] = {}
     filters: dict[str, dict] = {}
@@ -308,18 +284,18 @@ def load_items(data_dir: Path, options: Mapping[str, Any] | None = None) -> Suit
     return SuiteData(items=items, notes=notes)
 
 
-def load_tablebench(data_dir: Path, options: Mapping[str, Any] | None = None) -> SuiteData:
+def load_tablebench(
+    data_dir: Path, options: TableBenchOptions | Mapping[str, Any] | None = None
+) -> SuiteData:
     """TableBench test questions (Visualization skipped) with TableBench's DP prompts.
 
     Raises:
         DataMissing: the TableBench files are absent.
         DataError: a malformed line, or a question subtype without an official template.
     """
-    opts = _options(options or {}, TABLEBENCH_DEFAULTS, "tablebench")
+    opts = asdict(parse_options("tablebench", TableBenchOptions, options))
     if opts["source"] == "hub":
         return tablebench_from_hub(opts)
-    if opts["source"] != "local":
-        raise DataError(f"tablebench.source={opts['source']}: use local or hub")
     test_path, examples_path = data_dir / tablebench.TEST_FILE, data_dir / tablebench.EXAMPLES_FILE
     for path in (test_path, examples_path):
         if not path.is_file():

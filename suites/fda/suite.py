@@ -1,0 +1,51 @@
+"""FDA key-value extraction (Based / Evaporate) as a Suite: prompt ``{chunk}\\n{key}:``,
+containment accuracy (Arora et al. 2024, Based, Section 6.2; Evaporate's FDA task)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from suites.item import Item
+from suites.protocol import ItemResult, Models, Suite, generate, lazy
+
+__all__ = ["FdaOptions", "SUITE"]
+
+
+@dataclass(frozen=True)
+class FdaOptions:
+    """``--suite-option fda.KEY=VALUE``.
+
+    Attributes:
+        source: ``local``: the silver labels of the data dir; ``based-fda``: the paper's
+            own data through the datasets library (the ``hub`` extra).
+        dataset: ``based-fda``: a hub id or a local folder in its schema.
+        split: ``based-fda``: the split to read.
+    """
+
+    source: Literal["local", "based-fda"] = "local"
+    dataset: str = "hazyresearch/based-fda"
+    split: str = "validation"
+
+
+def run(item: Item, models: Models, options: FdaOptions) -> ItemResult:
+    """Generate the value after ``{key}:`` and score containment (0 or 1)."""
+    from suites.fda.metrics import containment
+
+    generation = generate(item, models.model)
+    return ItemResult({"accuracy": containment(generation.text, item.reference)}, generation)
+
+
+SUITE = Suite(
+    name="fda",
+    folder=Path(__file__).resolve().parent,
+    test="test_fda.py::test_fda",
+    load=lazy("suites.fda.items:load_items"),
+    run=run,
+    options=FdaOptions,
+    breakdown=("key",),
+    metrics=("accuracy",),
+    data=("fda/fda_kv_labels_derived.jsonl",),
+    data_source="SOURCES.md section 1",
+)

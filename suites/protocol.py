@@ -1,0 +1,179 @@
+"""The Suite protocol: the one shape every benchmark has.
+
+A suite is a :class:`Suite` value: a name, what its results are broken down by, typed
+``Options`` (a frozen dataclass, parsed by :func:`suites.options.parse_options` from
+``[tool.extractbench.options.NAME]`` and ``--suite-option``), ``load(data_dir, options)
+-> SuiteData`` and ``run(item, models, options) -> ItemResult``, plus an optional report
+and optional command-line options and ``extractbench`` commands of its own.
+
+Suites register by name through the ``extractbench.suites`` entry-point group (see
+``pyproject.toml``), so a suite can live in another package; a conftest may add one with
+the ``pytest_extractbench_suites`` hook. ``run`` is a plain function: the pytest test,
+``--rescore``, the benchmarks and the tests all call it, with or without pytest. Suite
+code never imports pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import fnmatch
+import importlib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from fixtures.models.base import Backend, Generation
+from suites.item import Item, SuiteData
+from suites.options import NoOptions, parse_options
+
+__all__ = ["Suite", "Models", "ItemResult", "generate", "lazy"]
+
+
+@dataclass(frozen=True)
+class Models:
+    """The models an item may call.
+
+    Attributes:
+        model: the model under test.
+        judge: the judge (``--judge-model``; the model under test when none is given).
+    """
+
+    model: Backend
+    judge: Backend
+
+
+@dataclass
+class ItemResult:
+    """What running one item gives.
+
+    Attributes:
+        scores: metric name (without the ``suite/`` prefix) -> value; None for a metric
+            that does not apply to this item (not aggregated).
+        generation: the model's main output (prediction, tokens, latency in the record),
+            or None.
+        details: JSON-safe facts about the item for the run record (not aggregated).
+    """
+
+    scores: dict[str, float | None] = field(default_factory=dict)
+    generation: Generation | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def lazy(target: str) -> Callable[..., Any]:
+    """A function named ``"module:function"``, imported on its first call: a suite's
+    declaration stays light (``pytest --help`` imports every installed suite) while its
+    loader imports parsers, Faker or bs4 only when the suite runs."""
+    module, _, name = target.partition(":")
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"{target}, imported on first call."
+    return call
+
+
+def generate(item: Item, model: Backend) -> Generation:
+    """The item's prompt through ``model`` with the item's budget and stop sequences.
+
+    Raises:
+        ModelError: from the backend.
+    """
+    return model.generate(item.prompt, max_tokens=item.max_tokens, stop=item.stop)
+
+
+class OptionAdder(Protocol):
+    def addoption(self, *names: str, **kwargs: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class Suite:
+    """One benchmark.
+
+    Attributes:
+        name: the first part of every item id and metric key (``fda``).
+        folder: the folder of the suite's test file (a command's paths select suites by it).
+        test: ``"test_file.py::test_function"`` of its parametrized test; pytest node ids
+            and JUnit names come from it.
+        load: ``(data_dir, options) -> SuiteData``, every item, deterministic.
+            Raises ``DataMissing`` (files absent) or ``DataError`` (malformed).
+        run: ``(item, models, options) -> ItemResult``: generate and score one item.
+            Raises ``ModelError`` (the item fails).
+        options: the ``Options`` frozen dataclass (defaults on every field).
+        breakdown: item ``meta`` keys results are broken down by (the first one
+            stratifies ``--limit``).
+        metrics: the metric names (``fnmatch`` patterns allowed) it records, or a callable
+            returning them (resolved on first use).
+        data: paths (glob patterns) under the data dir that must exist.
+        data_source: where the data is described (shown when it is missing).
+        report: the module with ``summary_lines(record, suite)`` and
+            ``write_artifacts(record, suite, folder, stem)``, imported from here (never
+            from a run record) on first use, or None.
+        add_options: adds the suite's own command-line options to pytest's option group.
+        cli_options: ``getoption -> {option: value}``: suite options given through those
+            command-line options (MINEA: ``--needles PATH``).
+        commands: adds ``extractbench`` sub-commands to an argparse sub-parser set; each
+            sets ``func(args) -> exit status``.
+    """
+
+    name: str
+    folder: Path
+    test: str
+    load: Callable[[Path, Any], SuiteData]
+    run: Callable[[Item, Models, Any], ItemResult]
+    options: type = NoOptions
+    breakdown: tuple[str, ...] = ()
+    metrics: tuple[str, ...] | Callable[[], Iterable[str]] = ()
+    data: tuple[str, ...] = ()
+    data_source: str = ""
+    report: str | None = None
+    add_options: Callable[[OptionAdder], None] | None = None
+    cli_options: Callable[[Callable[[str], Any]], dict[str, Any]] | None = None
+    commands: Callable[[argparse._SubParsersAction], None] | None = None
+
+    def parse_options(self, values: Mapping[str, Any] | None = None) -> Any:
+        """The suite's typed options from ``values`` (see :func:`parse_options`).
+
+        Raises:
+            DataError: an unknown key, a bad value (one line naming ``suite.key``).
+        """
+        return parse_options(self.name, self.options, values)
+
+    def metric_names(self) -> tuple[str, ...]:
+        """The metric names (patterns allowed) this suite records."""
+        return tuple(self.metrics() if callable(self.metrics) else self.metrics)
+
+    def knows_metric(self, metric: str) -> bool:
+        """Whether ``metric`` (without the suite prefix) is one this suite records."""
+        return any(fnmatch.fnmatchcase(metric, pattern) for pattern in self.metric_names())
+
+    def reads_local_data(self, options: Any = None) -> bool:
+        """Whether the suite reads files of the data dir: it lists some, and its ``source``
+        option (where it has one) does not name data from elsewhere (a hub)."""
+        parsed = self.parse_options(options)
+        source = dataclasses.asdict(parsed).get("source", "local")
+        return bool(self.data) and source == "local"
+
+    def missing_data(self, data_dir: Path | None, options: Any = None) -> list[str]:
+        """The required data paths absent from ``data_dir`` (all of them when it is None);
+        none when the suite does not read local data (:meth:`reads_local_data`)."""
+        if not self.reads_local_data(options):
+            return []
+        if data_dir is None:
+            return list(self.data)
+        return [p for p in self.data if not any(data_dir.glob(p))]
+
+    def summary_lines(self, record: dict[str, Any]) -> list[str]:
+        """The suite's own terminal lines for a run record (none without a report)."""
+        if self.report is None:
+            return []
+        return list(importlib.import_module(self.report).summary_lines(record, self.name))
+
+    def write_artifacts(self, record: dict[str, Any], folder: Path, stem: str) -> list[Path]:
+        """Write the suite's own files (tables, heatmaps) next to the run record."""
+        if self.report is None:
+            return []
+        module = importlib.import_module(self.report)
+        return list(module.write_artifacts(record, self.name, folder, stem))

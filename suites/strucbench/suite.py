@@ -1,0 +1,103 @@
+"""Struc-Bench as a Suite: text-to-table in raw text, HTML and LaTeX; H-Score, P-Score,
+text metrics and error counts (Tang et al. 2023, Struc-Bench, Sections 3-4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from suites.item import Item
+from suites.protocol import ItemResult, Models, Suite, generate, lazy
+
+__all__ = ["HScoreMode", "StrucbenchOptions", "SUITE", "JUDGE_MAX_TOKENS"]
+
+# reference: the Struc-Bench scripts' H-Score (default); corrected: with
+# suites.strucbench.hscore.CORRECTIONS; both: both, the corrected ones named *_corrected
+HScoreMode = Literal["reference", "corrected", "both"]
+JUDGE_MAX_TOKENS = 256
+
+
+@dataclass(frozen=True)
+class StrucbenchOptions:
+    """``--suite-option strucbench.KEY=VALUE``.
+
+    Attributes:
+        pscore: judge each item (P-Score: two judge calls per item).
+        max_cells: leave out gold tables with more cells (CPU generation budget).
+        hscore: which H-Score: ``reference`` (the paper's scripts), ``corrected``, ``both``.
+    """
+
+    pscore: bool = True
+    max_cells: int = 60
+    hscore: HScoreMode = "reference"
+
+
+def run(item: Item, models: Models, options: StrucbenchOptions) -> ItemResult:
+    """Generate the table; score H-Score (``options.hscore``), SacreBLEU, ROUGE-L,
+    BERTScore (with the ``minilm`` extra), the error counts, and with ``options.pscore``
+    the P-Score from two judge calls (prediction vs gold, gold vs prediction)."""
+    from suites.strucbench.bertscore import bertscore_available, bertscore_f1
+    from suites.strucbench.metrics import table_metrics
+    from suites.strucbench.pscore import JUDGE_GRAMMAR, combine, judge_prompt, parse_judgment
+
+    fmt = item.meta["format"]
+    generation = generate(item, models.model)
+    prediction = generation.text
+    metrics = table_metrics(fmt, prediction, item.reference, options.hscore)
+    result = ItemResult({f"{fmt}/{name}": value for name, value in metrics.scores.items()})
+    result.generation = generation
+    if bertscore_available():
+        result.scores[f"{fmt}/bertscore"] = bertscore_f1(prediction, item.reference)
+    result.details["error_counts"] = metrics.error_counts
+    result.details["parse_error"] = metrics.parse_error
+    if metrics.hscore_components:
+        result.details["hscore_components"] = metrics.hscore_components
+    if metrics.hscore_unscorable:
+        result.details["hscore_unscorable"] = metrics.hscore_unscorable
+    if options.pscore:
+        judgments = [
+            parse_judgment(
+                models.judge.generate(
+                    judge_prompt(a, b), max_tokens=JUDGE_MAX_TOKENS, grammar=JUDGE_GRAMMAR
+                ).text
+            )
+            for a, b in ((prediction, item.reference), (item.reference, prediction))
+        ]
+        p = combine(*judgments)
+        result.scores[f"{fmt}/p_content"] = p.content
+        result.scores[f"{fmt}/p_structure"] = p.structure
+        result.scores["pscore_parse_failures"] = float(p.failures)
+    return result
+
+
+def metrics() -> tuple[str, ...]:
+    """Every metric name Struc-Bench records (per format, plus the judge's failures)."""
+    from suites.strucbench.errors import ERROR_TYPES
+    from suites.strucbench.metrics import H_NAMES
+
+    per_format = [
+        *H_NAMES, *(f"{name}_corrected" for name in H_NAMES), "sacrebleu", "bertscore",
+        "rouge_l", "parse_error", "p_content", "p_structure",
+        *(f"error_{kind}" for kind in ERROR_TYPES),
+    ]  # fmt: skip
+    return (*(f"{fmt}/{name}" for fmt in ("raw", "html", "latex") for name in per_format),
+            "pscore_parse_failures")  # fmt: skip
+
+
+SUITE = Suite(
+    name="strucbench",
+    folder=Path(__file__).resolve().parent,
+    test="test_strucbench.py::test_strucbench",
+    load=lazy("suites.strucbench.items:load_items"),
+    run=run,
+    options=StrucbenchOptions,
+    breakdown=("format", "source"),
+    metrics=metrics,
+    data=(
+        "strucbench/e2e/test-fixed.csv",
+        "strucbench/scigen/test-CL.json",
+        "strucbench/scigen/test-Other.json",
+    ),
+    data_source="SOURCES.md section 2",
+)

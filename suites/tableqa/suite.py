@@ -1,0 +1,115 @@
+"""Table QA as two Suites: the article's lookup questions ("what is t if q is X" over one
+table; wiki and synthetic syn1-syn5; IDP team's Table-QA article, Sections 2-3) and
+TableBench's fact-checking, numerical-reasoning and data-analysis questions alongside."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from suites.item import Item
+from suites.protocol import ItemResult, Models, Suite, generate, lazy
+
+__all__ = ["TableQAOptions", "TableBenchOptions", "TABLEQA", "TABLEBENCH"]
+
+
+@dataclass(frozen=True)
+class TableQAOptions:
+    """``--suite-option tableqa.KEY=VALUE``.
+
+    Attributes:
+        language: ``en``: the translated system prompt and template; ``ru``: the article's own.
+        per_cell: questions per (W, r) heatmap cell (article: 10).
+        seed: the seed of the question sample and the synthetic tables.
+        answer_cue: follows the question for completion (base) models; the article used
+            chat models and no cue, so ``""`` gives its prompt exactly.
+        match: the metric of the results table and heatmaps: ``strict`` (the article's
+            exact match) or ``normalized``.
+    """
+
+    language: Literal["en", "ru"] = "en"
+    per_cell: int = 10
+    seed: int = 0
+    answer_cue: str = "\nAnswer:"
+    match: Literal["strict", "normalized"] = "strict"
+
+
+@dataclass(frozen=True)
+class TableBenchOptions:
+    """``--suite-option tablebench.KEY=VALUE``.
+
+    Attributes:
+        answer_cue: TableBench's DP prompt ends with the question; base models are cued to
+            answer in its "Final Answer: ..." form. ``""`` gives the official prompt exactly.
+        source: ``local``: the data dir's copy; ``hub``: the cleaned release through the
+            datasets library (the ``hub`` extra).
+        dataset: ``hub``: a hub id or a local folder.
+        split: ``hub``: the split to read.
+    """
+
+    answer_cue: str = "Final Answer:"
+    source: Literal["local", "hub"] = "local"
+    dataset: str = "Multilingual-Multimodal-NLP/TableBench"
+    split: str = "test"
+
+
+def run_tableqa(item: Item, models: Models, options: TableQAOptions) -> ItemResult:
+    """Generate the answer; exact match (strict and normalised) and containment, 0 or 1."""
+    from suites.tableqa.metrics import contains, exact_match, exact_match_normalized
+
+    generation = generate(item, models.model)
+    text, reference = generation.text, item.reference
+    scores = {
+        "exact_match": exact_match(text, reference),
+        "exact_match_normalized": exact_match_normalized(text, reference),
+        "contains": contains(text, reference),
+    }
+    return ItemResult(scores, generation)
+
+
+def run_tablebench(item: Item, models: Models, options: TableBenchOptions) -> ItemResult:
+    """Generate; the text after the last ``Final Answer:`` is scored with ROUGE-L for
+    DataAnalysis questions and normalised exact match otherwise (TableBench, Section 4)."""
+    from suites.tableqa.metrics import exact_match_normalized
+    from suites.tableqa.tablebench import final_answer
+    from suites.text_metrics import rouge_l
+
+    generation = generate(item, models.model)
+    answer = final_answer(generation.text)
+    if item.meta["qtype"] == "DataAnalysis":
+        return ItemResult({"rouge_l": rouge_l(answer, item.reference)}, generation)
+    return ItemResult({"exact_match": exact_match_normalized(answer, item.reference)}, generation)
+
+
+_FOLDER = Path(__file__).resolve().parent
+
+TABLEQA = Suite(
+    name="tableqa",
+    folder=_FOLDER,
+    test="test_tableqa.py::test_tableqa",
+    load=lazy("suites.tableqa.items:load_items"),
+    run=run_tableqa,
+    options=TableQAOptions,
+    breakdown=("subset", "width", "row", "distance"),
+    metrics=("exact_match", "exact_match_normalized", "contains"),
+    data=("tableqa/wtq/csv/*/*.html",),
+    data_source="SOURCES.md section 3",
+    report="suites.tableqa.report",
+)
+
+TABLEBENCH = Suite(
+    name="tablebench",
+    folder=_FOLDER,
+    test="test_tableqa.py::test_tablebench",
+    load=lazy("suites.tableqa.items:load_tablebench"),
+    run=run_tablebench,
+    options=TableBenchOptions,
+    breakdown=("qtype", "qsubtype"),
+    metrics=("exact_match", "rouge_l"),
+    data=(
+        "tableqa/tablebench/TableBench_test_886.jsonl",
+        "tableqa/tablebench/TableBench_DP_official_example_54.jsonl",
+    ),
+    data_source="SOURCES.md section 3",
+)
