@@ -28,15 +28,7 @@ from plugins.html_report import item_details, scores_cell, summary_html
 from plugins.markdown import summary_markdown
 from plugins.plots import metric_plots
 from plugins.runrecord import SCHEMA_VERSION, remove_stale, write_record
-from plugins.state import (
-    DATA_CHOICE_KEY,
-    DATA_DIR_KEY,
-    JUDGE_SPEC_KEY,
-    MODEL_SPEC_KEY,
-    REPLAY_KEY,
-    USAGE_PREFIX,
-    RunState,
-)
+from plugins.state import USAGE_PREFIX, RunState
 from plugins.terminal import score_table
 from plugins.verdict import verdict
 from suites.datasets.manifest import load_manifest
@@ -83,8 +75,8 @@ def verdict_reports(
 
 
 def _run_settings(config: pytest.Config, state: RunState) -> dict[str, Any]:
-    spec = config.stash[MODEL_SPEC_KEY]
-    data_dir = config.stash[DATA_DIR_KEY]
+    spec = state.model
+    data_dir = state.data_dir
     numprocesses = getattr(config.option, "numprocesses", None)
     return {
         "argv": list(config.invocation_params.args),
@@ -114,16 +106,15 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
         # -n: interrupted before every suite's facts arrived; a skipped suite's one
         # "no-data" test is not an item
         expected = state.collected - sum(1 for name in state.skipped if name in state.suites)
-    spec = config.stash[MODEL_SPEC_KEY]
-    replay = config.stash.get(REPLAY_KEY, None)
+    spec = state.model
+    replay = state.replay
     judge: dict[str, Any] | None = None
     if replay is not None:  # --rescore: the generations are the recorded model's
         model, judge = replay["model"], replay.get("judge")
     else:
         try:
             model = spec.describe()
-            judge_spec = config.stash.get(JUDGE_SPEC_KEY, None)
-            judge = judge_spec.describe() if judge_spec is not None else None
+            judge = state.judge.describe() if state.judge is not None else None
         except OSError as exc:
             model = {"backend": spec.backend, "path": str(spec.path), "error": str(exc)}
     scored = sum(1 for it in items if it.get("outcome") == "passed")
@@ -327,7 +318,7 @@ class Controller:
         self.session = session
         config, state = self.config, self.state
         selected = state.registry.selected(config.args, config.invocation_params.dir)
-        replay = config.stash.get(REPLAY_KEY, None)
+        replay = state.replay
         if replay is not None:
             held = sorted({str(it.get("suite")) for it in replay.get("items", [])})
             chosen = [spec for spec in selected if spec.name in held]
@@ -341,7 +332,7 @@ class Controller:
         state.selected = [spec.name for spec in selected]
         manifest = load_manifest()
         fetch_error = ""
-        choice = config.stash[DATA_CHOICE_KEY]
+        choice = state.data_choice
         if choice is None:  # nothing explicit: the user cache, ../shared/data, or fetch
             try:
                 local = [
@@ -359,9 +350,8 @@ class Controller:
             except DataDirError as exc:  # each suite is then named as missing, below
                 fetch_error = str(exc)
                 choice = DataChoice(None, "fetch failed")
-            config.stash[DATA_CHOICE_KEY] = choice
-            config.stash[DATA_DIR_KEY] = choice.folder
-        data_dir = config.stash[DATA_DIR_KEY]
+            state.data_choice = choice
+        data_dir = state.data_dir
         where = (
             str(data_dir)
             if data_dir

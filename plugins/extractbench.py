@@ -25,12 +25,13 @@ from plugins.recorder import ItemRecorder
 from plugins.runrecord import RecordError, new_run_id, read_record
 from plugins.selection import stratified_limit
 from plugins.settings import SettingsError, check_settings, read_settings
-from plugins.state import DATA_DIR_KEY, REPLAY_KEY, STATE_KEY, USAGE_PREFIX, RunState
+from plugins.state import STATE_KEY, USAGE_PREFIX, RunState
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.protocol import Suite
 from suites.registry import SOURCES_HINT, Registry, RegistryError, entry_point_suites
 
-# The model and data fixtures are the second half of the plugin.
+# The model and data fixtures are the second half of the plugin (its setup_models is
+# called from pytest_configure below, so one run state holds everything).
 pytest_plugins = ["fixtures.plugin"]
 
 RECORDER_KEY = pytest.StashKey[ItemRecorder]()
@@ -90,6 +91,7 @@ def pytest_configure(config: pytest.Config) -> None:
             baseline = read_record(Path(config.getoption("baseline")))
         except RecordError as exc:
             raise pytest.UsageError(f"--baseline {exc}") from None
+    replay = None
     if config.getoption("rescore"):
         try:
             replay = read_record(Path(config.getoption("rescore")))
@@ -100,7 +102,6 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"--rescore {config.getoption('rescore')}: the record logs no generations "
                 "(written by an extractbench without call logs); rerun the suite instead"
             )
-        config.stash[REPLAY_KEY] = replay
     max_regression = config.getoption("max_regression")
     if max_regression is not None and (
         not math.isfinite(max_regression) or max_regression < 0 or baseline is None
@@ -121,7 +122,12 @@ def pytest_configure(config: pytest.Config) -> None:
         baseline=baseline,
         registry=registry,
         options=options,
+        replay=replay,
     )
+    # imported here: pytest imports fixtures.plugin itself (pytest_plugins, above)
+    from fixtures.plugin import setup_models
+
+    setup_models(config, config.stash[STATE_KEY])  # model, judge, data folder, cache
     config.addinivalue_line(
         "markers",
         "suite(name): this test runs the items of the registered suite `name` "
@@ -168,7 +174,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             f"{', '.join(state.registry.names)}); register it with the "
             "pytest_extractbench_suites hook",
         )
-    replay = config.stash.get(REPLAY_KEY, None)
+    replay = state.replay
     wanted: set[str] = set()
     if replay is not None:  # --rescore: exactly the record's items of this suite
         wanted = {it["id"] for it in replay.get("items", []) if it.get("suite") == name}
@@ -177,7 +183,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             metafunc.parametrize("bench_item", [])
             return
     try:
-        data = _load_suite(state, suite, config.stash[DATA_DIR_KEY])
+        data = _load_suite(state, suite, state.data_dir)
     except DataMissing as exc:
         if not config.getoption("skip_missing_data"):
             raise _collect_error(name, f"data missing: {exc}") from None

@@ -8,13 +8,14 @@ from typing import Any
 
 import pytest
 
-from fixtures.models import ModelSpec
+from fixtures.models import GenerationCache, ModelSpec
 from fixtures.models.serve import LocalServer
 from plugins.settings import Settings
+from suites.datasets.resolve import DataChoice
 from suites.item import SuiteData
 from suites.registry import Registry
 
-__all__ = ["RunState", "STATE_KEY", "USAGE_PREFIX"]  # and the stash keys below
+__all__ = ["RunState", "STATE_KEY", "USAGE_PREFIX"]
 
 # Collection errors with this prefix are usage errors the controller reports (exit 4).
 USAGE_PREFIX = "extractbench usage error: "
@@ -22,7 +23,8 @@ USAGE_PREFIX = "extractbench usage error: "
 
 @dataclass
 class RunState:
-    """Per-run state of this process (one per pytest config)."""
+    """Per-run state of this process (one per pytest config, owned by the extractbench
+    plugin: ``config.stash[STATE_KEY]``)."""
 
     run_id: str
     started: float
@@ -54,18 +56,18 @@ class RunState:
     artifacts: list[Path] = field(default_factory=list)
     written: Path | None = None
     output_errors: list[str] = field(default_factory=list)
+    # the run's model, data and replay facts (fixtures/plugin.py: setup_models)
+    model: ModelSpec | None = None
+    judge: ModelSpec | None = None  # --judge-model; None: the model under test judges
+    data_choice: DataChoice | None = None  # how the data folder was chosen (None: not yet)
+    cache: GenerationCache | None = None
+    server: LocalServer | None = None  # --serve: the server this process started
+    replay: dict[str, Any] | None = None  # --rescore: the record whose calls answer
+
+    @property
+    def data_dir(self) -> Path | None:
+        """The benchmark data folder, or None when none was found."""
+        return self.data_choice.folder if self.data_choice is not None else None
 
 
 STATE_KEY = pytest.StashKey[RunState]()
-
-# The run's model, data and replay facts (set by fixtures/plugin.py's pytest_configure).
-MODEL_SPEC_KEY = pytest.StashKey[ModelSpec]()
-DATA_DIR_KEY = pytest.StashKey["Path | None"]()
-# How the data folder was chosen (None until the controller chooses one at session start).
-DATA_CHOICE_KEY = pytest.StashKey["DataChoice | None"]()
-JUDGE_SPEC_KEY = pytest.StashKey[ModelSpec]()
-CACHE_KEY = pytest.StashKey["GenerationCache | None"]()
-SERVER_KEY = pytest.StashKey[LocalServer]()
-# A run record whose logged calls answer instead of a model (``--rescore``, set by the
-# extractbench plugin).
-REPLAY_KEY = pytest.StashKey[dict]()

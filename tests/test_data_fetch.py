@@ -248,7 +248,7 @@ def test_a_hub_source_needs_no_local_data():
     """A suite whose source option points elsewhere is not checked for local files."""
     from suites.registry import Registry
 
-    spec = Registry.with_builtins().get("fda")
+    spec = Registry.installed().get("fda")
     assert not spec.reads_local_data({"source": "based-fda"}) and spec.reads_local_data({})
     assert spec.missing_data(None, {"source": "based-fda"}) == []
     assert spec.missing_data(None, {}) == ["fda/fda_kv_labels_derived.jsonl"]

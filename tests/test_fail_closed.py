@@ -243,7 +243,7 @@ def test_an_unknown_suite_option_is_a_usage_error(toy, option):
     expected = (
         "*unknown suite 'nosuite'; known suites: fda, *toy*"
         if option.startswith("nosuite")
-        else "*toy.x: the toy suite has no options*"
+        else "*--suite-option unknown toy option(s) x; known: delay"
     )
     result.stderr.fnmatch_lines([expected])
 

@@ -18,9 +18,9 @@ from suites.item import DataError
 from suites.strucbench import render
 from suites.strucbench.hscore import CORRECTIONS, hscore
 from suites.strucbench.hscore_reference import COMPONENTS, reference_hscore
-from suites.strucbench.items import _options
 from suites.strucbench.metrics import table_metrics
 from suites.strucbench.similarity import difflib_similarity, levenshtein_similarity
+from suites.strucbench.suite import SUITE as STRUCBENCH
 
 PAIRS = Path(__file__).resolve().parents[2] / "shared/data/strucbench/hscore_reference_pairs.jsonl"
 
@@ -184,11 +184,11 @@ def test_modes_record_their_own_metric_names():
 
 
 def test_the_default_is_reference_and_a_wrong_mode_is_one_line():
-    assert _options({})["hscore"] == "reference"
+    assert STRUCBENCH.parse_options({}).hscore == "reference"
     with pytest.raises(
         DataError, match=r"strucbench.hscore=paper: must be one of reference, corrected, both"
     ):
-        _options({"hscore": "paper"})
+        STRUCBENCH.parse_options({"hscore": "paper"})
 
 
 def nested(depth: int) -> str:
