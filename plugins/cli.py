@@ -14,6 +14,12 @@ or INCOMPLETE, 2 interrupted, 5 nothing measured, 6 outputs not written); 4 on b
 writes a MINEA needle set (``--suite-option minea.needles=OUT.jsonl`` uses it); a suite's
 own commands come from the suite (``Suite.commands``, here ``suites/minea/commands.py``).
 
+    extractbench merge SHARD1.json SHARD2.json ... -o RUN.json [--junitxml J.xml]
+                       [--html out.html] [--summary-md out.md] [--baseline OLD.json ...]
+
+merges the run records of ``--shard 1/N`` ... ``N/N`` into the record, JUnit and summaries
+one run of all items would give, and exits with that run's status (``plugins.merge``).
+
     extractbench data fetch [SUITE...] [--mirror URL] [--dest DIR]
     extractbench data verify [DIR] [--suite SUITE]
     extractbench data info
@@ -33,9 +39,12 @@ from pathlib import Path
 from plugins.baseline import baseline_section
 from plugins.controller import suite_lines_and_artifacts
 from plugins.html_report import page_html
+from plugins.junit import junit_xml
 from plugins.markdown import summary_markdown
+from plugins.merge import MergeError, merge_records
 from plugins.plots import metric_plots
-from plugins.runrecord import RecordError, read_record
+from plugins.runrecord import RecordError, read_record, write_record
+from plugins.terminal import score_table
 from plugins.verdict import USAGE_ERROR, verdict
 from suites.datasets.fetch import MIRROR_ENV
 from suites.datasets.manifest import MANIFEST_PATH
@@ -43,6 +52,23 @@ from suites.files import atomic_write
 from suites.registry import Registry, RegistryError
 
 __all__ = ["main"]
+
+
+def _render(record: dict, record_path: Path, html: str | None, summary_md: str | None) -> None:
+    """The HTML report and markdown summary of a run record (``report`` and ``merge``)."""
+    out_html = Path(html) if html else None
+    folder = (out_html or record_path).resolve().parent
+    images = [Path(p) for p in record.get("artifacts", []) if Path(p).is_file()]
+    if not images and (out_html or summary_md):
+        images = metric_plots(record, folder, record_path.stem)
+    suite_lines, _ = suite_lines_and_artifacts(record, Registry.installed(), None)
+    if out_html:
+        atomic_write(out_html, page_html(record, images, suite_lines))
+        print(f"wrote {out_html}")
+    if summary_md:
+        md = Path(summary_md)
+        atomic_write(md, summary_markdown(record, images, md.parent.resolve(), suite_lines))
+        print(f"wrote {md}")
 
 
 def report(args: argparse.Namespace) -> int:
@@ -54,20 +80,36 @@ def report(args: argparse.Namespace) -> int:
         record["baseline"] = baseline_section(
             record, baseline, args.max_regression, args.allow_incomparable_baseline
         )
-    out_html = Path(args.html) if args.html else None
-    folder = (out_html or Path(args.record)).resolve().parent
-    images = [Path(p) for p in record.get("artifacts", []) if Path(p).is_file()]
-    if not images and (out_html or args.summary_md):
-        images = metric_plots(record, folder, Path(args.record).stem)
-    suite_lines, _ = suite_lines_and_artifacts(record, Registry.installed(), None)
-    if out_html:
-        atomic_write(out_html, page_html(record, images, suite_lines))
-        print(f"wrote {out_html}")
-    if args.summary_md:
-        md = Path(args.summary_md)
-        atomic_write(md, summary_markdown(record, images, md.parent.resolve(), suite_lines))
-        print(f"wrote {md}")
+    _render(record, Path(args.record), args.html, args.summary_md)
     decision = verdict(record)
+    print(f"extractbench verdict: {decision.headline()}")
+    return decision.status
+
+
+def merge(args: argparse.Namespace) -> int:
+    """``extractbench merge``: the shards' run records as one run's record, JUnit and
+    summaries; return that run's exit status (4 when the records cannot be merged)."""
+    records = [read_record(Path(p)) for p in args.records]
+    baseline = read_record(Path(args.baseline)) if args.baseline else None
+    try:
+        merged = merge_records(
+            records, args.records, baseline, args.max_regression, args.allow_incomparable_baseline
+        )
+    except MergeError as exc:
+        print(f"extractbench merge: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    decision = verdict(merged)
+    merged["exit_status"] = decision.status
+    merged["verdict"] = {"word": decision.word, "reasons": decision.reasons}
+    out = write_record(merged, Path(args.out))
+    print(f"merged {len(records)} shards: {merged['counts']['scored']} items scored, "
+          f"{merged['counts']['failed']} failed, of {merged['counts']['expected']} selected")  # fmt: skip
+    print("\n".join(score_table(merged["aggregates"], merged["gates"])))
+    print(f"run record: {out}")
+    if args.junitxml:
+        atomic_write(Path(args.junitxml), junit_xml(merged))
+        print(f"wrote {args.junitxml}")
+    _render(merged, out, args.html, args.summary_md)
     print(f"extractbench verdict: {decision.headline()}")
     return decision.status
 
@@ -142,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE_ERROR
     parser = argparse.ArgumentParser(
         prog="extractbench",
-        description="Work with extractbench run records (report), the pinned benchmark data "
-        "(data), and the suites' own commands (MINEA: needles).",
+        description="Work with extractbench run records (report, merge), the pinned benchmark "
+        "data (data), and the suites' own commands (MINEA: needles).",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser(
@@ -167,6 +209,26 @@ def main(argv: list[str] | None = None) -> int:
     )
     rep.add_argument("--html", metavar="PATH", help="write a self-contained HTML report here")
     rep.add_argument("--summary-md", metavar="PATH", help="write a markdown summary here")
+    mrg = sub.add_parser(
+        "merge",
+        help="merge the run records of --shard 1/N ... N/N into one run's record, JUnit and "
+        "summaries, and exit with that run's verdict",
+        description="Merge shard run records (pytest ... --shard K/N --report-json SHARD.json "
+        "on N machines) into the record one run of all items would give: the same "
+        "aggregates, confidence intervals, gates and baseline comparison. Refuses records "
+        "of another model, generation settings, data or code version, and an incomplete "
+        "set of shards, with one line naming the difference (exit 4).",
+    )
+    mrg.add_argument("records", nargs="+", metavar="SHARD.json", help="every shard's run record")
+    mrg.add_argument("-o", "--out", required=True, metavar="RUN.json", help="merged run record")
+    mrg.add_argument("--junitxml", metavar="PATH", help="write the merged JUnit XML here")
+    mrg.add_argument("--html", metavar="PATH", help="write a self-contained HTML report here")
+    mrg.add_argument("--summary-md", metavar="PATH", help="write a markdown summary here")
+    mrg.add_argument("--baseline", metavar="OLD.json", help="earlier run record to compare with")
+    mrg.add_argument("--max-regression", type=float, default=None, metavar="DELTA",
+                     help="with --baseline: fail on a significant drop larger than DELTA")  # fmt: skip
+    mrg.add_argument("--allow-incomparable-baseline", action="store_true",
+                     help="a baseline sharing no item does not fail the merged run")  # fmt: skip
     for suite in suites.suites.values():
         if suite.commands is not None:
             suite.commands(sub)  # a suite's own commands (MINEA: needles)
@@ -192,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         return data_command(args)
     if getattr(args, "func", None) is not None:
         return args.func(args)
-    if args.max_regression is not None and (
+    if getattr(args, "max_regression", None) is not None and (
         not args.baseline or not math.isfinite(args.max_regression) or args.max_regression < 0
     ):
         print(
@@ -201,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         return USAGE_ERROR
     try:
-        return report(args)
+        return merge(args) if args.command == "merge" else report(args)
     except RecordError as exc:
         print(f"extractbench: {exc}", file=sys.stderr)
         return USAGE_ERROR

@@ -22,9 +22,11 @@ from typing import Any
 import pytest
 from _pytest.reports import TestReport
 
-from plugins.evaluation import evaluate
+from plugins.code_version import code_version
+from plugins.evaluation import evaluate, leave_undecided
 from plugins.grouping import GroupingLost, ungrouped_items
 from plugins.html_report import item_details, scores_cell, summary_html
+from plugins.junit import suite_properties
 from plugins.markdown import summary_markdown
 from plugins.plots import metric_plots
 from plugins.runrecord import SCHEMA_VERSION, remove_stale, write_record
@@ -87,6 +89,7 @@ def _run_settings(config: pytest.Config, state: RunState) -> dict[str, Any]:
         "dist": getattr(config.option, "dist", "no"),
         "limit": config.getoption("limit"),
         "full": config.getoption("full"),
+        **({"shard": str(state.shard)} if state.shard is not None else {}),
         "data_dir": str(data_dir) if data_dir else None,
         "gates": [g.expression for g in state.settings.gates],
         "suite_options": state.settings.suite_options,
@@ -141,6 +144,7 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
         "suites_skipped": dict(state.skipped),
         "output_errors": list(state.output_errors),
         "data": state.data,
+        "code": code_version(),
         "model": model,
         "settings": _run_settings(config, state),
         "suites": state.suites,
@@ -208,19 +212,8 @@ def _junit_suite_properties(config: pytest.Config, record: dict[str, Any]) -> No
     xml = config.stash.get(xml_key, None)
     if xml is None:
         return
-    model = record["model"]
-    decision = verdict(record)
-    xml.add_global_property("extractbench.run_id", record["run_id"])
-    xml.add_global_property("extractbench.verdict", decision.word)
-    xml.add_global_property("extractbench.exit_status", str(decision.status))
-    if decision.reasons:
-        xml.add_global_property("extractbench.reasons", " | ".join(decision.reasons))
-    for key in ("name", "backend", "sha256"):
-        xml.add_global_property(f"extractbench.model.{key}", str(model.get(key, "")))
-    for key, agg in record["aggregates"].items():
-        xml.add_global_property(key, f"{agg['mean']:.6f}")
-        xml.add_global_property(f"{key}.ci95", f"[{agg['ci_low']:.6f}, {agg['ci_high']:.6f}]")
-        xml.add_global_property(f"{key}.n", str(agg["n"]))
+    for name, value in suite_properties(record):
+        xml.add_global_property(name, value)
 
 
 def summary_lines(record: dict[str, Any], state: RunState) -> list[str]:
@@ -231,6 +224,14 @@ def summary_lines(record: dict[str, Any], state: RunState) -> list[str]:
         f"model: {model.get('name', '?')} ({model.get('backend')}) sha256 {str(model.get('sha256', ''))[:12]}",
         f"items: {counts['scored']} scored, {counts['failed']} failed, of {counts['expected']} selected"
         + ("" if record["complete"] else "  [INCOMPLETE RUN]"),
+        *(
+            [
+                f"shard {state.shard}: {counts['items']} items of the selected groups fall here; "
+                "`extractbench merge` of every shard's record decides the gates"
+            ]
+            if state.shard is not None
+            else []
+        ),  # fmt: skip
         f"model calls: {counts.get('calls', 0)}, {counts.get('cached_calls', 0)} answered from the "
         + ("run record (--rescore)" if record.get("rescore_of") else "generation cache"),
     ]
@@ -496,10 +497,9 @@ class Controller:
             }  # fmt: skip
         record = build_record(config, state, session.exitstatus)
         if state.interrupted:
-            for gate in record["gates"]:  # a partial run decides nothing
-                gate.update(
-                    passed=None, reason=f"not evaluated: run interrupted ({gate['reason']})"
-                )
+            leave_undecided(record["gates"], "run interrupted")
+        elif state.shard is not None:
+            leave_undecided(record["gates"], f"shard {state.shard}; extractbench merge decides")
         for gate in record["gates"]:
             if gate["passed"] is not None:
                 props = [

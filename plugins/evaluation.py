@@ -9,7 +9,7 @@ from plugins.aggregate import aggregate
 from plugins.baseline import baseline_section
 from plugins.gates import Gate, evaluate_gates
 
-__all__ = ["evaluate", "selected_suites"]
+__all__ = ["evaluate", "selected_suites", "leave_undecided"]
 
 
 def selected_suites(
@@ -71,3 +71,10 @@ def evaluate(
             {"items": items}, baseline, max_regression, allow_incomparable
         )
     return out
+
+
+def leave_undecided(gates: Sequence[dict[str, Any]], why: str) -> None:
+    """Mark every gate result not evaluated (``passed`` None), saying ``why``: a partial
+    run (interrupted) or one shard of a run decides nothing."""
+    for gate in gates:
+        gate.update(passed=None, reason=f"not evaluated: {why} ({gate['reason']})")

@@ -25,6 +25,7 @@ from plugins.recorder import ItemRecorder
 from plugins.runrecord import RecordError, new_run_id, read_record
 from plugins.selection import stratified_limit
 from plugins.settings import SettingsError, check_settings, read_settings
+from plugins.shard import parse_shard
 from plugins.state import STATE_KEY, USAGE_PREFIX, RunState
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.protocol import Suite
@@ -85,6 +86,21 @@ def pytest_configure(config: pytest.Config) -> None:
         name: suite.parse_options(settings.suite_options.get(name))
         for name, suite in registry.suites.items()
     }
+    shard = None
+    if config.getoption("shard"):
+        try:
+            shard = parse_shard(config.getoption("shard"))
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        given = [o for o in ("baseline", "max_regression", "rescore") if config.getoption(o)]
+        if given:
+            flag = "--" + given[0].replace("_", "-")
+            raise pytest.UsageError(
+                f"--shard with {flag}: a shard decides nothing; give {flag} to "
+                "`extractbench merge` of the shards' records instead"
+                if given[0] != "rescore"
+                else "--shard with --rescore: re-score each shard's record on its own"
+            )
     baseline = None
     if config.getoption("baseline"):
         try:
@@ -123,6 +139,7 @@ def pytest_configure(config: pytest.Config) -> None:
         registry=registry,
         options=options,
         replay=replay,
+        shard=shard,
     )
     # imported here: pytest imports fixtures.plugin itself (pytest_plugins, above)
     from fixtures.plugin import setup_models
@@ -215,6 +232,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             raise _collect_error(name, "none of the run record's items exists in the data any more")
     elif limit is not None:
         items = stratified_limit(items, limit, suite.breakdown[0] if suite.breakdown else None)
+    if state.shard is not None and replay is None:  # whole groups, after the limit
+        items = [it for it in items if state.shard.holds(it.group)]
     state.suites[name] = {
         "breakdown": list(suite.breakdown),
         "items_total": len(data.items),
@@ -306,6 +325,7 @@ def pytest_runtest_makereport(
     else:
         return report
     entry["outcome"] = report.outcome
+    entry["test"] = report.nodeid  # its JUnit name (extractbench merge writes JUnit from records)
     if report.failed:
         entry["error"] = _error_line(report)
         if call.excinfo is not None and call.excinfo.errisinstance(RunStopper):

@@ -93,6 +93,16 @@ def add_options(parser: pytest.Parser) -> pytest.OptionGroup:
         "last error (default 8).",
     )
     group.addoption(
+        "--concurrency",
+        type=int,
+        default=1,
+        metavar="N",
+        help="--backend openai or --serve: requests each worker keeps in flight (default 1). "
+        "A group's first calls (an FDA chunk's keys) are sent together and used in item "
+        "order; calls that depend on an answer stay sequential; with --serve the server gets "
+        "workers x N slots.",
+    )
+    group.addoption(
         "--serve",
         action="store_true",
         help="start one local llama.cpp server for the whole run (llama-server if on PATH, "
@@ -159,6 +169,14 @@ def add_options(parser: pytest.Parser) -> pytest.OptionGroup:
         metavar="EXPR",
         help="release gate 'suite/metric>=NUMBER' (also >, <=, <) on the mean; repeatable. "
         "Added to [tool.extractbench.gates] in pyproject.toml. A failing gate exits 1.",
+    )
+    group.addoption(
+        "--shard",
+        metavar="K/N",
+        default=None,
+        help="run shard K of N: a deterministic 1/N of the selected groups (whole groups, "
+        "the same split on every machine), e.g. one CI job per shard. A shard's gates are "
+        "not decided: `extractbench merge` of all N records gives the run's verdict.",
     )
     group.addoption(
         "--full",

@@ -11,8 +11,9 @@ import pytest
 from fixtures.models import GenerationCache, ModelSpec
 from fixtures.models.serve import LocalServer
 from plugins.settings import Settings
+from plugins.shard import Shard
 from suites.datasets.resolve import DataChoice
-from suites.item import SuiteData
+from suites.item import Item, SuiteData
 from suites.registry import Registry
 
 __all__ = ["RunState", "STATE_KEY", "USAGE_PREFIX"]
@@ -63,6 +64,9 @@ class RunState:
     cache: GenerationCache | None = None
     server: LocalServer | None = None  # --serve: the server this process started
     replay: dict[str, Any] | None = None  # --rescore: the record whose calls answer
+    shard: Shard | None = None  # --shard K/N
+    # --concurrency: item id -> the items it is run among (in order) in this process
+    run_order: dict[str, list[Item]] | None = None
 
     @property
     def data_dir(self) -> Path | None:

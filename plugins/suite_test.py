@@ -12,12 +12,40 @@ from collections.abc import Callable
 
 import pytest
 
+from fixtures.models.wrappers import CachingBackend
 from plugins.recorder import ItemRecorder
-from plugins.state import STATE_KEY
+from plugins.state import STATE_KEY, RunState
 from suites.item import Item
 from suites.protocol import Models
 
 __all__ = ["suite_test"]
+
+
+def _prefetch_ahead(
+    state: RunState, session: pytest.Session, model: CachingBackend, item: Item
+) -> None:
+    """Keep the next ``concurrency`` first calls of this process's items in flight
+    (``--concurrency``), this item's included: in run order where this process knows it
+    (without xdist: every item, in collection order), else within the item's group (a
+    group runs on one worker, consecutively; which group comes next is the scheduler's)."""
+    if state.run_order is None:
+        state.run_order = {}
+        order = []
+        for node in session.items:
+            callspec = getattr(node, "callspec", None)
+            it = callspec.params.get("bench_item") if callspec else None
+            if isinstance(it, Item):
+                order.append(it)
+        by_group: dict[str, list[Item]] = {}
+        for it in order:
+            by_group.setdefault(it.group, []).append(it)
+        known_order = not hasattr(session.config, "workerinput")
+        for it in order:
+            state.run_order[it.id] = order if known_order else by_group[it.group]
+    ahead = state.run_order.get(item.id, [item])
+    start = next((n for n, it in enumerate(ahead) if it.id == item.id), 0)
+    window = ahead[start : start + model.concurrency]
+    model.prefetch((it.prompt, it.max_tokens, it.stop) for it in window)
 
 
 def suite_test(name: str) -> Callable[..., None]:
@@ -31,6 +59,8 @@ def suite_test(name: str) -> Callable[..., None]:
     def test(bench_item: Item, model, judge, score: ItemRecorder, request) -> None:  # noqa: ANN001
         state = request.config.stash[STATE_KEY]
         suite = state.registry.get(name)
+        if suite.prefetch and isinstance(model, CachingBackend) and model.concurrency > 1:
+            _prefetch_ahead(state, request.session, model, bench_item)
         result = suite.run(bench_item, Models(model, judge), state.options[name])
         score.record(result)
 

@@ -116,6 +116,9 @@ class Suite:
             command-line options (MINEA: ``--needles PATH``).
         commands: adds ``extractbench`` sub-commands to an argparse sub-parser set; each
             sets ``func(args) -> exit status``.
+        prefetch: ``run``'s first model call is ``generate(item, models.model)`` (the
+            item's own prompt, budget and stop sequences), so with ``--concurrency`` a
+            group's first calls may be sent ahead together.
     """
 
     name: str
@@ -132,6 +135,7 @@ class Suite:
     add_options: Callable[[OptionAdder], None] | None = None
     cli_options: Callable[[Callable[[str], Any]], dict[str, Any]] | None = None
     commands: Callable[[argparse._SubParsersAction], None] | None = None
+    prefetch: bool = False
 
     def parse_options(self, values: Mapping[str, Any] | None = None) -> Any:
         """The suite's typed options from ``values`` (see :func:`parse_options`).

@@ -63,7 +63,7 @@ def run(item, models, options: ToyOptions) -> ItemResult:
 SUITE = Suite(
     "toy", Path(__file__).parent, "test_toy.py::test_toy", load=load, run=run,
     options=ToyOptions, breakdown=("key",), metrics=("accuracy", "length"),
-    data=("toy.jsonl",), data_source="the toy rows",
+    data=("toy.jsonl",), data_source="the toy rows", prefetch=True,
 )
 """
 

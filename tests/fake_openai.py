@@ -4,8 +4,9 @@
 ``fail_first`` completion requests get a 503 (then 429) answer with ``Retry-After: 0`` so
 the client's retries are exercised. ``fault`` makes every completion misbehave: ``500``
 (an HTTP 500), ``hang`` (no answer for 30 s), ``huge`` (a 1 MB answer), ``badjson``,
-``nonutf8``, ``nochoices``, ``nulltext``, ``badusage``. Runs in a thread of the test
-process.
+``nonutf8``, ``nochoices``, ``nulltext``, ``badusage``. ``latency_s`` delays every
+completion; ``max_in_flight`` counts the completions answered at once. Runs in threads of
+the test process.
 """
 
 from __future__ import annotations
@@ -33,9 +34,14 @@ BROKEN_BODIES: dict[str, bytes] = {
 class FakeOpenAIServer:
     """Start with :meth:`start`, stop with :meth:`stop`; ``url`` ends in ``/v1``."""
 
-    def __init__(self, fail_first: int = 0, fault: str | None = None) -> None:
+    def __init__(
+        self, fail_first: int = 0, fault: str | None = None, latency_s: float = 0.0
+    ) -> None:
         self.fail_first = fail_first
         self.fault = fault
+        self.latency_s = latency_s  # each completion waits this long (a busy server)
+        self.in_flight = 0
+        self.max_in_flight = 0  # completion requests being answered at once, at most
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._fake = FakeBackend()
@@ -63,6 +69,18 @@ class FakeOpenAIServer:
                     self._send(404, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:  # noqa: N802
+                with server._lock:
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                try:
+                    if server.latency_s:
+                        time.sleep(server.latency_s)
+                    self._answer()
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def _answer(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
                 with server._lock:
                     server.requests.append({"path": self.path, **body})

@@ -198,3 +198,36 @@ def test_a_cached_run_counts_tokens_and_sizes_the_context_without_loading_weight
     assert not fake.capabilities.count_tokens and not fake.loaded
     with pytest.raises(Exception, match="does not count tokens"):
         fake.count_tokens(text)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_concurrency_keeps_a_groups_requests_in_flight_with_the_same_results(toy, mode):
+    """--concurrency 4: a group's four items are sent together (counted server-side);
+    every score, prediction and per-item call log is what one request at a time gives."""
+    slow = FakeOpenAIServer(latency_s=0.2).start()
+    try:
+        result, one = openai_run(toy, slow, mode, "--no-cache")
+        assert result.ret == 0, result.stdout.str()
+        assert slow.max_in_flight <= (2 if mode else 1)  # one request per worker
+        slow.max_in_flight = 0
+        result, four = openai_run(toy, slow, mode, "--no-cache", "--concurrency", "4")
+        assert result.ret == 0, result.stdout.str()
+        assert slow.max_in_flight >= 3 and slow.max_in_flight <= 4 * (2 if mode else 1)
+    finally:
+        slow.stop()
+    assert four["aggregates"] == one["aggregates"]
+    pick = [(it["id"], it["prediction"], it["scores"], len(it["calls"])) for it in four["items"]]
+    assert pick == [
+        (it["id"], it["prediction"], it["scores"], len(it["calls"])) for it in one["items"]
+    ]
+    assert all(len(it["calls"]) == 1 for it in four["items"])
+
+
+def test_concurrency_is_for_servers_only(toy):
+    result = toy.runpytest_subprocess("--backend", "fake", "--concurrency", "4")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*--concurrency 4: for requests to a server (--backend openai or --serve)*"]
+    )
+    result = toy.runpytest_subprocess("--backend", "fake", "--concurrency", "0")
+    result.stderr.fnmatch_lines(["*--concurrency 0: must be at least 1*"])

@@ -48,4 +48,5 @@ SUITE = Suite(
     metrics=("accuracy",),
     data=("fda/fda_kv_labels_derived.jsonl",),
     data_source="SOURCES.md section 1",
+    prefetch=True,
 )

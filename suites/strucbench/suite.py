@@ -100,4 +100,5 @@ SUITE = Suite(
         "strucbench/scigen/test-Other.json",
     ),
     data_source="SOURCES.md section 2",
+    prefetch=True,
 )

@@ -96,6 +96,7 @@ TABLEQA = Suite(
     data=("tableqa/wtq/csv/*/*.html",),
     data_source="SOURCES.md section 3",
     report="suites.tableqa.report",
+    prefetch=True,
 )
 
 TABLEBENCH = Suite(
@@ -112,4 +113,5 @@ TABLEBENCH = Suite(
         "tableqa/tablebench/TableBench_DP_official_example_54.jsonl",
     ),
     data_source="SOURCES.md section 3",
+    prefetch=True,
 )
