@@ -23,13 +23,14 @@ import pytest
 from _pytest.reports import TestReport
 
 from plugins.code_version import code_version
+from plugins.endpoint_stats import endpoint_lines, endpoint_stats
 from plugins.evaluation import evaluate, leave_undecided
 from plugins.grouping import GroupingLost, ungrouped_items
 from plugins.html_report import item_details, scores_cell, summary_html
 from plugins.junit import suite_properties
 from plugins.markdown import summary_markdown
 from plugins.plots import metric_plots
-from plugins.runrecord import SCHEMA_VERSION, remove_stale, write_record
+from plugins.runrecord import SCHEMA_VERSION, item_counts, remove_stale, write_record
 from plugins.state import USAGE_PREFIX, RunState
 from plugins.terminal import score_table
 from plugins.verdict import verdict
@@ -120,7 +121,6 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
             judge = state.judge.describe() if state.judge is not None else None
         except OSError as exc:
             model = {"backend": spec.backend, "path": str(spec.path), "error": str(exc)}
-    scored = sum(1 for it in items if it.get("outcome") == "passed")
     complete = (
         not state.interrupted
         and not state.stopped
@@ -148,20 +148,14 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
         "model": model,
         "settings": _run_settings(config, state),
         "suites": state.suites,
-        "counts": {
-            "items": len(items),
-            "expected": expected,
-            "scored": scored,
-            "failed": len(items) - scored,
-            "calls": sum(len(it.get("calls", [])) for it in items),
-            "cached_calls": sum(
-                c.get("cached", False) for it in items for c in it.get("calls", [])
-            ),
-        },
+        "counts": item_counts(items, expected),
         "items": items,
     }
     if judge is not None:
         record["judge"] = judge
+    endpoints = endpoint_stats(items)
+    if endpoints:
+        record["endpoints"] = endpoints
     if replay is not None:
         record["rescore_of"] = {
             "run_id": replay.get("run_id", ""),
@@ -246,6 +240,7 @@ def summary_lines(record: dict[str, Any], state: RunState) -> list[str]:
                 lines.append(f"{name}: {note}")
     for name, why in sorted(record.get("suites_skipped", {}).items()):
         lines.append(f"{name}: SKIPPED ({why})")
+    lines += endpoint_lines(record.get("endpoints", {}))
     lines += score_table(record["aggregates"], record["gates"])
     lines += state.extra_lines
     base = record.get("baseline")

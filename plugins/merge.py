@@ -14,9 +14,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from plugins.endpoint_stats import endpoint_stats
 from plugins.evaluation import evaluate, leave_undecided
 from plugins.gates import parse_gate
-from plugins.runrecord import new_run_id
+from plugins.runrecord import item_counts, new_run_id
 from plugins.shard import parse_shard
 
 __all__ = ["MergeError", "merge_records", "SAME_IN_EVERY_SHARD"]
@@ -138,7 +139,6 @@ def merge_records(
     for record in records:
         skipped.update(record.get("suites_skipped") or {})
     expected = sum(int(_get(r, "counts.expected") or 0) for r in records)
-    scored = sum(1 for it in merged_items if it.get("outcome") == "passed")
     interrupted = next((r["interrupted"] for r in records if r.get("interrupted")), None)
     stopped = next((r["stopped"] for r in records if r.get("stopped")), None)
     settings = {k: v for k, v in first["settings"].items() if k != "shard"}
@@ -163,16 +163,7 @@ def merge_records(
         "model": first.get("model"),
         "settings": settings,
         "suites": suites,
-        "counts": {
-            "items": len(merged_items),
-            "expected": expected,
-            "scored": scored,
-            "failed": len(merged_items) - scored,
-            "calls": sum(len(it.get("calls", [])) for it in merged_items),
-            "cached_calls": sum(
-                c.get("cached", False) for it in merged_items for c in it.get("calls", [])
-            ),
-        },
+        "counts": item_counts(merged_items, expected),
         "items": merged_items,
         "merged_from": [
             {
@@ -188,6 +179,9 @@ def merge_records(
     }
     if first.get("judge") is not None:
         merged["judge"] = first["judge"]
+    endpoints = endpoint_stats(merged_items)
+    if endpoints:
+        merged["endpoints"] = endpoints
     # the shards' gates, with where each came from (pyproject.toml, --gate)
     gates = [parse_gate(g["expression"], g.get("source", "--gate")) for g in first.get("gates", [])]
     merged.update(

@@ -52,9 +52,12 @@ def add_options(parser: pytest.Parser) -> pytest.OptionGroup:
     group.addoption(
         "--base-url",
         metavar="URL",
+        action="append",
         default=None,
         help="--backend openai: the OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 "
-        "(llama-server, vLLM, TGI, Ollama); $OPENAI_API_KEY is sent when set.",
+        "(llama-server, vLLM, TGI, Ollama); $OPENAI_API_KEY is sent when set. Repeatable: "
+        "several endpoints serving the same model; a group's items go to one of them (its "
+        "prefix stays in that server's cache), and one that fails is taken out for the run.",
     )
     group.addoption(
         "--model-name",
@@ -98,9 +101,9 @@ def add_options(parser: pytest.Parser) -> pytest.OptionGroup:
         default=1,
         metavar="N",
         help="--backend openai or --serve: requests each worker keeps in flight (default 1). "
-        "A group's first calls (an FDA chunk's keys) are sent together and used in item "
-        "order; calls that depend on an answer stay sequential; with --serve the server gets "
-        "workers x N slots.",
+        "The first calls of the next N items are sent ahead and used in item order (under "
+        "xdist within the item's group); calls that depend on an answer stay sequential; "
+        "with --serve the server gets workers x N slots.",
     )
     group.addoption(
         "--serve",

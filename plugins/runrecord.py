@@ -11,6 +11,7 @@ from typing import Any
 from suites.files import atomic_write
 
 __all__ = [
+    "item_counts",
     "SCHEMA_VERSION", "new_run_id", "write_record", "remove_stale", "read_record", "RecordError",
 ]  # fmt: skip
 
@@ -76,3 +77,18 @@ def read_record(path: Path) -> dict[str, Any]:
             f"reads version {SCHEMA_VERSION}"
         )
     return data
+
+
+def item_counts(items: list[dict[str, Any]], expected: int) -> dict[str, int]:
+    """The record's ``counts``: items finished, ``expected`` (selected), scored (passed),
+    failed, model calls logged, and those the cache or a record answered."""
+    scored = sum(1 for it in items if it.get("outcome") == "passed")
+    calls = [c for it in items for c in it.get("calls", [])]
+    return {
+        "items": len(items),
+        "expected": expected,
+        "scored": scored,
+        "failed": len(items) - scored,
+        "calls": len(calls),
+        "cached_calls": sum(bool(c.get("cached", False)) for c in calls),
+    }

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
+from fixtures.models.routing import routing
 from fixtures.models.wrappers import CachingBackend
 from plugins.recorder import ItemRecorder
 from plugins.state import STATE_KEY, RunState
@@ -45,7 +46,7 @@ def _prefetch_ahead(
     ahead = state.run_order.get(item.id, [item])
     start = next((n for n, it in enumerate(ahead) if it.id == item.id), 0)
     window = ahead[start : start + model.concurrency]
-    model.prefetch((it.prompt, it.max_tokens, it.stop) for it in window)
+    model.prefetch((it.prompt, it.max_tokens, it.stop, it.group) for it in window)
 
 
 def suite_test(name: str) -> Callable[..., None]:
@@ -61,7 +62,8 @@ def suite_test(name: str) -> Callable[..., None]:
         suite = state.registry.get(name)
         if suite.prefetch and isinstance(model, CachingBackend) and model.concurrency > 1:
             _prefetch_ahead(state, request.session, model, bench_item)
-        result = suite.run(bench_item, Models(model, judge), state.options[name])
+        with routing(bench_item.group):  # several endpoints: a group stays on one
+            result = suite.run(bench_item, Models(model, judge), state.options[name])
         score.record(result)
 
     test.__name__ = test.__qualname__ = f"test_{name}"

@@ -5,7 +5,7 @@
 the client's retries are exercised. ``fault`` makes every completion misbehave: ``500``
 (an HTTP 500), ``hang`` (no answer for 30 s), ``huge`` (a 1 MB answer), ``badjson``,
 ``nonutf8``, ``nochoices``, ``nulltext``, ``badusage``. ``latency_s`` delays every
-completion; ``max_in_flight`` counts the completions answered at once. Runs in threads of
+completion; after ``fault_after`` completions every request gets a 503 (a dying server); ``max_in_flight`` counts the completions answered at once. Runs in threads of
 the test process.
 """
 
@@ -35,9 +35,14 @@ class FakeOpenAIServer:
     """Start with :meth:`start`, stop with :meth:`stop`; ``url`` ends in ``/v1``."""
 
     def __init__(
-        self, fail_first: int = 0, fault: str | None = None, latency_s: float = 0.0
+        self,
+        fail_first: int = 0,
+        fault: str | None = None,
+        latency_s: float = 0.0,
+        fault_after: int | None = None,
     ) -> None:
         self.fail_first = fail_first
+        self.fault_after = fault_after  # after this many completions every one answers 503
         self.fault = fault
         self.latency_s = latency_s  # each completion waits this long (a busy server)
         self.in_flight = 0
@@ -85,6 +90,14 @@ class FakeOpenAIServer:
                 with server._lock:
                     server.requests.append({"path": self.path, **body})
                     failing = len(server.requests) <= server.fail_first
+                    dead = (
+                        server.fault_after is not None and len(server.requests) > server.fault_after
+                    )
+                if dead:
+                    self._send(
+                        503, {"error": {"message": "server going away", "type": "unavailable"}}
+                    )
+                    return
                 if failing:
                     status = 503 if len(server.requests) % 2 else 429
                     self._send(status, {"error": {"message": "busy", "type": "overloaded"}})

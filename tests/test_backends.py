@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from fixtures.models.endpoints import rank
 from fixtures.models.files import default_model_path
 from tests.conftest import interruptible, read_json, require_installed
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer
@@ -231,3 +232,71 @@ def test_concurrency_is_for_servers_only(toy):
     )
     result = toy.runpytest_subprocess("--backend", "fake", "--concurrency", "0")
     result.stderr.fnmatch_lines(["*--concurrency 0: must be at least 1*"])
+
+
+def _endpoints_run(toy, servers, *args):
+    record = toy.path / "endpoints.json"
+    urls = [arg for s in servers for arg in ("--base-url", s.url)]
+    result = toy.runpytest_subprocess(
+        "--backend", "openai", *urls, "--model-name", MODEL_ID, "--data-dir", "data",
+        "--report-json", str(record), "--no-cache", *args,
+    )  # fmt: skip
+    return result, read_json(record)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_several_endpoints_keep_each_group_on_one_and_survive_one_failing(toy, server, mode):
+    """Two endpoints: every group's items go to one of them (its prefix stays in that
+    server's cache), both are used, the scores are one endpoint's; when one starts
+    failing mid-run it is taken out and the run completes on the other, saying so."""
+    _, single = openai_run(toy, server, mode, "--no-cache")
+    a, b = FakeOpenAIServer().start(), FakeOpenAIServer().start()
+    try:
+        result, record = _endpoints_run(toy, [a, b], *mode)
+    finally:
+        a.stop(), b.stop()
+    assert result.ret == 0, result.stdout.str()
+    assert record["aggregates"] == single["aggregates"]
+    where: dict[str, set[str]] = {}
+    for item in record["items"]:
+        where.setdefault(item["group"], set()).update(c["endpoint"] for c in item["calls"])
+    # affinity: each group on the endpoint rendezvous hashing ranks first for it
+    assert where == {g: {rank(g, [a.url, b.url])[0]} for g in where}
+    assert sum(s["requests"] for s in record["endpoints"].values()) == 24
+    assert len(a.requests) + len(b.requests) == 24
+    first, second = FakeOpenAIServer().start(), FakeOpenAIServer().start()
+    # the one that group toy/d0 goes to starts failing after two answers
+    dying, healthy = sorted(
+        (first, second), key=lambda s: s.url != rank("toy/d0", [first.url, second.url])[0]
+    )
+    dying.fault_after = 2
+    try:
+        result, record = _endpoints_run(toy, [healthy, dying], "--max-retries", "0", *mode)
+    finally:
+        healthy.stop(), dying.stop()
+    assert result.ret == 0, result.stdout.str()
+    assert record["counts"]["scored"] == 24 and record["aggregates"] == single["aggregates"]
+    stats = record["endpoints"]
+    assert stats[dying.url]["failures"] >= 1 and "503" in stats[dying.url]["taken_out"]
+    assert stats[dying.url]["requests"] == 2
+    result.stdout.fnmatch_lines([f"endpoint {dying.url}: 2 requests, * failed, *TAKEN OUT*503*"])
+
+
+def test_every_endpoint_failing_stops_the_run(toy):
+    a, b = FakeOpenAIServer(fault_after=0).start(), FakeOpenAIServer(fault_after=0).start()
+    try:
+        result, record = _endpoints_run(toy, [a, b], "--max-retries", "0")
+    finally:
+        a.stop(), b.stop()
+    assert result.ret == 1 and record["complete"] is False
+    assert "every endpoint failed" in record["stopped"]
+
+
+def test_rendezvous_ranking_spreads_groups_and_moves_only_a_removed_endpoints_groups():
+    urls = [f"http://10.0.0.{n}:8080/v1" for n in range(4)]
+    groups = [f"fda/K{n:06d}/c0" for n in range(400)]
+    first = {g: rank(g, urls)[0] for g in groups}
+    counts = [sum(v == u for v in first.values()) for u in urls]
+    assert min(counts) > 60  # about 100 each
+    without = {g: rank(g, urls[1:])[0] for g in groups}
+    assert all(without[g] == first[g] for g in groups if first[g] != urls[0])
