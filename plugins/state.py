@@ -65,8 +65,8 @@ class RunState:
     server: LocalServer | None = None  # --serve: the server this process started
     replay: dict[str, Any] | None = None  # --rescore: the record whose calls answer
     shard: Shard | None = None  # --shard K/N
-    # --concurrency: item id -> the items it is run among (in order) in this process
-    run_order: dict[str, list[Item]] | None = None
+    # --concurrency: item id -> (the items it runs among in this process, in order; its index)
+    run_order: dict[str, tuple[list[Item], int]] | None = None
 
     @property
     def data_dir(self) -> Path | None:

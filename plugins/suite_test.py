@@ -29,22 +29,24 @@ def _prefetch_ahead(
     (``--concurrency``), this item's included: in run order where this process knows it
     (without xdist: every item, in collection order), else within the item's group (a
     group runs on one worker, consecutively; which group comes next is the scheduler's)."""
-    if state.run_order is None:
-        state.run_order = {}
+    if state.run_order is None:  # once per process
         order = []
         for node in session.items:
             callspec = getattr(node, "callspec", None)
             it = callspec.params.get("bench_item") if callspec else None
-            if isinstance(it, Item):
+            suite = state.registry.get(it.suite) if isinstance(it, Item) else None
+            if suite is not None and suite.prefetch:  # MINEA's first call is not its prompt
                 order.append(it)
         by_group: dict[str, list[Item]] = {}
         for it in order:
             by_group.setdefault(it.group, []).append(it)
-        known_order = not hasattr(session.config, "workerinput")
-        for it in order:
-            state.run_order[it.id] = order if known_order else by_group[it.group]
-    ahead = state.run_order.get(item.id, [item])
-    start = next((n for n, it in enumerate(ahead) if it.id == item.id), 0)
+        if not hasattr(session.config, "workerinput"):
+            state.run_order = {it.id: (order, n) for n, it in enumerate(order)}
+        else:
+            state.run_order = {
+                it.id: (group, n) for group in by_group.values() for n, it in enumerate(group)
+            }
+    ahead, start = state.run_order.get(item.id, ([item], 0))
     window = ahead[start : start + model.concurrency]
     model.prefetch((it.prompt, it.max_tokens, it.stop, it.group) for it in window)
 
