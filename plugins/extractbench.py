@@ -20,6 +20,7 @@ from fixtures.models.base import RunStopper
 from fixtures.models.wrappers import recording_calls
 from plugins.controller import Controller, Worker
 from plugins.gates import GateError
+from plugins.nodes import bench_item_of
 from plugins.options import add_options
 from plugins.recorder import ItemRecorder
 from plugins.runrecord import RecordError, new_run_id, read_record
@@ -92,21 +93,11 @@ def pytest_configure(config: pytest.Config) -> None:
             shard = parse_shard(config.getoption("shard"))
         except ValueError as exc:
             raise pytest.UsageError(str(exc)) from None
-        given = [o for o in ("baseline", "max_regression", "rescore") if config.getoption(o)]
-        if given:
-            flag = "--" + given[0].replace("_", "-")
+        if config.getoption("rescore"):
             raise pytest.UsageError(
-                f"--shard with {flag}: a shard decides nothing; give {flag} to "
-                "`extractbench merge` of the shards' records instead"
-                if given[0] != "rescore"
-                else "--shard with --rescore: re-score each shard's record on its own"
+                "--shard with --rescore: re-score each shard's record on its own (it stays "
+                "that shard)"
             )
-    baseline = None
-    if config.getoption("baseline"):
-        try:
-            baseline = read_record(Path(config.getoption("baseline")))
-        except RecordError as exc:
-            raise pytest.UsageError(f"--baseline {exc}") from None
     replay = None
     if config.getoption("rescore"):
         try:
@@ -118,6 +109,23 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"--rescore {config.getoption('rescore')}: the record logs no generations "
                 "(written by an extractbench without call logs); rerun the suite instead"
             )
+        recorded = (replay.get("settings") or {}).get("shard")
+        if recorded:  # a shard's record re-scored is that shard again: merge decides
+            shard = parse_shard(recorded)
+    if shard is not None:
+        given = [o for o in ("baseline", "max_regression") if config.getoption(o) is not None]
+        if given:
+            flag = "--" + given[0].replace("_", "-")
+            raise pytest.UsageError(
+                f"--shard with {flag}: a shard decides nothing; give {flag} to "
+                "`extractbench merge` of the shards' records instead"
+            )
+    baseline = None
+    if config.getoption("baseline"):
+        try:
+            baseline = read_record(Path(config.getoption("baseline")))
+        except RecordError as exc:
+            raise pytest.UsageError(f"--baseline {exc}") from None
     max_regression = config.getoption("max_regression")
     if max_regression is not None and (
         not math.isfinite(max_regression) or max_regression < 0 or baseline is None
@@ -269,8 +277,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     running = dict.fromkeys(state.suites, 0)
     for item in session.items:
-        callspec = getattr(item, "callspec", None)
-        bench_item = callspec.params.get("bench_item") if callspec else None
+        bench_item = bench_item_of(item)
         if isinstance(bench_item, Item):
             running[bench_item.suite] += 1
     for name, info in state.suites.items():
@@ -284,8 +291,7 @@ def score(request: pytest.FixtureRequest) -> Generator[ItemRecorder, None, None]
     Also ``score.record_generation(gen)`` records the model output. Values travel to the xdist
     controller inside the test report and are aggregated there only.
     """
-    callspec = getattr(request.node, "callspec", None)
-    bench_item = callspec.params.get("bench_item") if callspec else None
+    bench_item = bench_item_of(request.node)
     if not isinstance(bench_item, Item):
         pytest.fail("the score fixture needs a test that takes bench_item", pytrace=False)
     recorder = ItemRecorder(bench_item, request.node.user_properties)
@@ -310,8 +316,7 @@ def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, TestReport, TestReport]:
     report = yield
-    callspec = getattr(item, "callspec", None)
-    bench_item = callspec.params.get("bench_item") if callspec else None
+    bench_item = bench_item_of(item)
     if not isinstance(bench_item, Item):
         return report
     recorder = item.stash.get(RECORDER_KEY, None)

@@ -16,7 +16,7 @@ from typing import Any
 
 from plugins.endpoint_stats import endpoint_stats
 from plugins.evaluation import evaluate, leave_undecided
-from plugins.gates import parse_gate
+from plugins.gates import GateError, parse_gate
 from plugins.runrecord import item_counts, new_run_id
 from plugins.shard import parse_shard
 
@@ -183,7 +183,12 @@ def merge_records(
     if endpoints:
         merged["endpoints"] = endpoints
     # the shards' gates, with where each came from (pyproject.toml, --gate)
-    gates = [parse_gate(g["expression"], g.get("source", "--gate")) for g in first.get("gates", [])]
+    try:
+        gates = [
+            parse_gate(g["expression"], g.get("source", "--gate")) for g in first.get("gates", [])
+        ]
+    except (GateError, KeyError, TypeError) as exc:
+        raise MergeError(f"{names[0]}: its gates cannot be read ({exc})") from None
     merged.update(
         evaluate(
             merged_items, suites, gates, baseline, max_regression,

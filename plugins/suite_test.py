@@ -14,6 +14,7 @@ import pytest
 
 from fixtures.models.routing import routing
 from fixtures.models.wrappers import CachingBackend
+from plugins.nodes import bench_items
 from plugins.recorder import ItemRecorder
 from plugins.state import STATE_KEY, RunState
 from suites.item import Item
@@ -30,13 +31,9 @@ def _prefetch_ahead(
     (without xdist: every item, in collection order), else within the item's group (a
     group runs on one worker, consecutively; which group comes next is the scheduler's)."""
     if state.run_order is None:  # once per process
-        order = []
-        for node in session.items:
-            callspec = getattr(node, "callspec", None)
-            it = callspec.params.get("bench_item") if callspec else None
-            suite = state.registry.get(it.suite) if isinstance(it, Item) else None
-            if suite is not None and suite.prefetch:  # MINEA's first call is not its prompt
-                order.append(it)
+        order = [  # MINEA's first call is not its prompt: its items are not sent ahead
+            it for it in bench_items(session.items) if state.registry.get(it.suite).prefetch
+        ]
         by_group: dict[str, list[Item]] = {}
         for it in order:
             by_group.setdefault(it.group, []).append(it)

@@ -93,8 +93,8 @@ def verdict(record: Mapping[str, Any]) -> Verdict:
     In order: usage errors found during the run (exit 4); a pytest internal error (exit
     3, never hidden by what the items say); an interruption by signal
     (exit 2, INCOMPLETE); outputs that could not be written (exit 6); nothing measured
-    (exit 5, NOT EVALUATED; a ``--shard`` that holds no item passes, as ``extractbench
-    merge`` decides); then failed items, failed tests that are not items (a plain
+    (exit 5, NOT EVALUATED, also a ``--shard`` that holds no item: its record still
+    merges); then failed items, failed tests that are not items (a plain
     test collected beside the suites), crashed workers, an incomplete run, a stopped run,
     failed gates and failed regression checks (exit 1: INCOMPLETE when the run is
     incomplete, else FAIL); else PASS (exit 0).
@@ -145,9 +145,6 @@ def verdict(record: Mapping[str, Any]) -> Verdict:
     if outputs:
         return Verdict(OUTPUT_ERROR, "FAIL", outputs + reasons)
     if not counts.get("items", 0) and not reasons:
-        shard = (record.get("settings") or {}).get("shard")
-        if shard and not counts.get("expected", 0):  # no group hashed here: merge decides
-            return Verdict(OK, "PASS")
         skipped = sorted(record.get("suites_skipped") or {})
         why = f" (skipped: {', '.join(skipped)})" if skipped else ""
         return Verdict(NOTHING_MEASURED, "NOT EVALUATED", [f"no item was measured{why}"])

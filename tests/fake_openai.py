@@ -57,6 +57,7 @@ class FakeOpenAIServer:
                 pass
 
             def _send(self, status: int, body: dict[str, Any] | bytes) -> None:
+                self._leave()  # answered: no longer in flight, before the client can go on
                 data = body if isinstance(body, bytes) else json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -73,8 +74,15 @@ class FakeOpenAIServer:
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
+            def _leave(self) -> None:
+                with server._lock:
+                    if getattr(self, "_in_flight", False):
+                        self._in_flight = False
+                        server.in_flight -= 1
+
             def do_POST(self) -> None:  # noqa: N802
                 with server._lock:
+                    self._in_flight = True
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
@@ -82,8 +90,7 @@ class FakeOpenAIServer:
                         time.sleep(server.latency_s)
                     self._answer()
                 finally:
-                    with server._lock:
-                        server.in_flight -= 1
+                    self._leave()
 
             def _answer(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))

@@ -38,7 +38,9 @@ def _shards(toy: pytest.Pytester, mode: list[str], count: int, *args: str) -> li
             "--backend", "fake", "--data-dir", "data", "--report-json", path,
             "--shard", f"{k}/{count}", *mode, *args,
         )  # fmt: skip
-        assert result.ret == 0, result.stdout.str()  # a shard never decides the gates
+        # a shard never decides the gates; one that holds no group measured nothing (exit 5)
+        empty = read_json(path)["counts"]["expected"] == 0
+        assert result.ret == (5 if empty else 0), result.stdout.str()
         paths.append(path)
     return paths
 
@@ -120,17 +122,17 @@ def test_merge_refuses_records_that_measured_something_else(toy, capsys):
     assert "extractbench merge: shard 2/2 missing" in capsys.readouterr().err
 
 
-def test_a_shard_without_groups_passes_and_a_shard_cannot_decide_a_baseline(toy):
-    """The toy's six groups leave shard 1/3 empty: it exits 0 (merge decides); a shard
-    with --baseline is one usage line pointing to merge."""
+def test_a_shard_without_groups_measured_nothing_and_a_shard_cannot_decide_a_baseline(toy):
+    """The toy's six groups leave shard 1/3 empty: like any run that measured nothing it
+    exits 5 (its record still merges, above); a shard with --baseline is one usage line
+    pointing to merge."""
     assert not any(Shard(1, 3).holds(f"toy/d{d}") for d in range(6))
     result = toy.runpytest_subprocess(
         "--backend", "fake", "--data-dir", "data", "--report-json", "empty.json", "--shard", "1/3"
     )
     record = read_json(toy.path / "empty.json")
-    assert (
-        result.ret == 0 and record["counts"]["items"] == 0 and record["verdict"]["word"] == "PASS"
-    )
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED, result.stdout.str()
+    assert record["counts"]["items"] == 0 and record["verdict"]["word"] == "NOT EVALUATED"
     (toy.path / "old.json").write_text("{}")
     result = toy.runpytest_subprocess(
         "--backend", "fake", "--shard", "1/3", "--baseline", "old.json"
@@ -144,3 +146,27 @@ def test_a_shard_without_groups_passes_and_a_shard_cannot_decide_a_baseline(toy)
     result = toy.runpytest_subprocess("--backend", "fake", "--shard", "4/3")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--shard 4/3: expected K/N with 1 <= K <= N*"])
+
+
+def test_a_rescored_shard_record_stays_that_shard(toy):
+    """``--rescore`` of a shard's record re-scores that shard: its gates stay undecided
+    (merge decides), a baseline is refused as for the shard, and ``--shard`` beside
+    ``--rescore`` is one usage line."""
+    (path,) = [p for p in _shards(toy, [], 2, "--gate", GATE) if p.endswith("shard2.json")]
+    result = toy.runpytest_subprocess(
+        "--rescore", path, "--data-dir", "data", "--gate", GATE, "--report-json", "again.json"
+    )
+    assert result.ret == 0, result.stdout.str()
+    again, shard = read_json(toy.path / "again.json"), read_json(path)
+    assert again["settings"]["shard"] == "2/2" and again["aggregates"] == shard["aggregates"]
+    assert [g["passed"] for g in again["gates"]] == [None]
+    assert "shard 2/2" in again["gates"][0]["reason"]
+    (toy.path / "old.json").write_text("{}")
+    result = toy.runpytest_subprocess(
+        "--rescore", path, "--data-dir", "data", "--baseline", "old.json"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--shard with --baseline: a shard decides nothing*"])
+    result = toy.runpytest_subprocess("--rescore", path, "--shard", "1/2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--shard with --rescore: re-score each shard's record*"])
