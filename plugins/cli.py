@@ -26,6 +26,13 @@ one run of all items would give, and exits with that run's status (``plugins.mer
 
 download the pinned data (hash-checked) into the user cache, check a local copy against
 the manifest (missing, changed, extra files, one line each), list sources and licenses.
+
+    extractbench server build [--version V] [--sdist PATH] [--jobs N]
+    extractbench server which
+
+build llama.cpp's ``llama-server`` from the llama.cpp vendored in llama-cpp-python's
+source into the user cache (``fixtures.models.server_build``), which ``--serve`` then
+starts with parallel slots; ``which`` prints the server ``--serve`` would start.
 """
 
 from __future__ import annotations
@@ -175,6 +182,30 @@ def data_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def server_command(args: argparse.Namespace) -> int:
+    """``extractbench server build|which``: 0 done, 1 ``which`` found no llama-server,
+    4 the build could not start or failed (one line on stderr)."""
+    from fixtures.models.server_build import ServerBuildError, build_server, find_llama_server
+
+    if args.server_command == "which":
+        found = find_llama_server()
+        if found is None:
+            print("no llama-server: --serve starts llama-cpp-python's one-slot server "
+                  "(run extractbench server build)")  # fmt: skip
+            return 1
+        print(f"{found.binary} ({found.source})")
+        return 0
+    if args.jobs is not None and args.jobs < 1:
+        print(f"extractbench server build: --jobs {args.jobs}: must be at least 1", file=sys.stderr)
+        return USAGE_ERROR
+    try:
+        build_server(args.version, sdist=Path(args.sdist) if args.sdist else None, jobs=args.jobs)
+    except ServerBuildError as exc:
+        print(f"extractbench server build: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``extractbench`` console script."""
     try:
@@ -185,7 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="extractbench",
         description="Work with extractbench run records (report, merge), the pinned benchmark "
-        "data (data), and the suites' own commands (MINEA: needles).",
+        "data (data), the llama-server for --serve (server), and the suites' own commands "
+        "(MINEA: needles).",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser(
@@ -249,9 +281,35 @@ def main(argv: list[str] | None = None) -> int:
     ver.add_argument("--suite", dest="suites", action="append", default=[], metavar="SUITE",
                      help="only this suite's files (repeatable)")  # fmt: skip
     dsub.add_parser("info", help="sources, licenses, sizes and what is present")
+    srv = sub.add_parser(
+        "server",
+        help="build llama.cpp's llama-server (parallel slots) for --serve",
+        description="--serve starts llama-server when one is found: the one built here for "
+        "the installed llama-cpp-python, else one on PATH; else llama-cpp-python's own "
+        "server, which answers one request at a time.",
+    )
+    ssub = srv.add_subparsers(dest="server_command", required=True)
+    bld = ssub.add_parser(
+        "build",
+        help="compile llama-server from llama-cpp-python's source into the user cache",
+        description="pip download llama-cpp-python's source distribution (the installed "
+        "version), configure its vendored llama.cpp with CMake (static, no network) and "
+        "build the llama-server target into <user cache>/extractbench/llama-server/VERSION/ "
+        "with build.json and build.log. Needs cmake and a C++ compiler; about 6 minutes "
+        "on 2 cores.",
+    )
+    bld.add_argument("--version", metavar="V",
+                     help="llama-cpp-python version (default: the installed one)")  # fmt: skip
+    bld.add_argument("--sdist", metavar="PATH",
+                     help="a local llama-cpp-python source archive instead of pip download")  # fmt: skip
+    bld.add_argument("--jobs", type=int, metavar="N", help="parallel compile jobs (default: CPUs)")
+    ssub.add_parser("which", help="print the llama-server --serve would start and exit 0, "
+                    "or exit 1 when there is none")  # fmt: skip
     args = parser.parse_args(argv)
     if args.command == "data":
         return data_command(args)
+    if args.command == "server":
+        return server_command(args)
     if getattr(args, "func", None) is not None:
         return args.func(args)
     if getattr(args, "max_regression", None) is not None and (

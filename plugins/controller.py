@@ -91,6 +91,7 @@ def _run_settings(config: pytest.Config, state: RunState) -> dict[str, Any]:
         "limit": config.getoption("limit"),
         "full": config.getoption("full"),
         **({"shard": str(state.shard)} if state.shard is not None else {}),
+        **({"server": state.server.describe()} if state.server is not None else {}),
         "data_dir": str(data_dir) if data_dir else None,
         "gates": [g.expression for g in state.settings.gates],
         "suite_options": state.settings.suite_options,

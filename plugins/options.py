@@ -60,6 +60,15 @@ def add_options(parser: pytest.Parser) -> pytest.OptionGroup:
         "prefix stays in that server's cache), and one that fails is taken out for the run.",
     )
     group.addoption(
+        "--routing",
+        choices=("affinity", "round-robin"),
+        default="affinity",
+        help="several --base-url: 'affinity' (default) sends a group's items to one endpoint "
+        "(a stable hash of the group) so its prompt prefix stays in that server's cache; "
+        "'round-robin' sends each request to the next endpoint, as a plain load balancer "
+        "does (for comparison: the record's endpoints section counts reused prompt tokens).",
+    )
+    group.addoption(
         "--model-name",
         metavar="NAME",
         default=None,

@@ -176,6 +176,33 @@ def test_backend_table_declares_each_backend_and_keeps_the_cache_fingerprints():
     assert len(local.info().sha256) == 64
 
 
+def test_llama_cpp_reuses_a_groups_prefix_and_starts_each_group_with_an_empty_cache():
+    """Within a group the chunk's KV cache is reused (only the new tokens are evaluated);
+    a new group evaluates its whole prompt, whatever ran before it on the worker, so its
+    answers do not depend on the order of groups (shards, worker counts)."""
+    from fixtures.models.llama_cpp import LlamaCppBackend
+    from fixtures.models.routing import routing
+
+    backend = LlamaCppBackend(default_model_path(), n_ctx=512, n_threads=1)
+    evaluated: list[int] = []
+    original = backend._llm.eval
+    backend._llm.eval = lambda tokens: (evaluated.append(len(tokens)), original(tokens))[1]
+
+    def first_eval(group: str, prompt: str) -> tuple[int, int]:
+        evaluated.clear()
+        with routing(group):
+            out = backend.generate(prompt, max_tokens=1)
+        return evaluated[0], out.prompt_tokens
+
+    chunk = "Applicant: Acme Corp.\nDevice: a blue widget of 12 mm.\n"
+    done, total = first_eval("a", chunk + "applicant:")
+    assert done == total  # the first prompt of the worker: all of it
+    done, total = first_eval("a", chunk + "device:")
+    assert done < total - 10  # the chunk came from the cache
+    done, total = first_eval("b", chunk + "device:")  # same text, another group
+    assert done == total  # nothing reused across groups
+
+
 def test_a_cached_run_counts_tokens_and_sizes_the_context_without_loading_weights(tmp_path):
     """MINEA asks the model to count tokens and for its context window; the llama-cpp
     row answers both from the vocabulary, so a fully cached run never loads the weights
@@ -209,7 +236,7 @@ def test_concurrency_keeps_a_groups_requests_in_flight_with_the_same_results(toy
     try:
         result, one = openai_run(toy, slow, mode, "--no-cache")
         assert result.ret == 0, result.stdout.str()
-        assert slow.max_in_flight <= (2 if mode else 1)  # one request per worker
+        assert slow.max_in_flight == (2 if mode else 1)  # one request per worker
         slow.max_in_flight = 0
         result, four = openai_run(toy, slow, mode, "--no-cache", "--concurrency", "4")
         assert result.ret == 0, result.stdout.str()
@@ -280,6 +307,24 @@ def test_several_endpoints_keep_each_group_on_one_and_survive_one_failing(toy, s
     assert stats[dying.url]["failures"] >= 1 and "503" in stats[dying.url]["taken_out"]
     assert stats[dying.url]["requests"] == 2
     result.stdout.fnmatch_lines([f"endpoint {dying.url}: 2 requests, * failed, *TAKEN OUT*503*"])
+
+
+def test_round_robin_routing_alternates_endpoints_and_splits_groups(toy, server):
+    """``--routing round-robin`` (a plain load balancer): serially, request k goes to
+    endpoint k mod 2, so a group's items land on both servers; the scores are the same."""
+    _, single = openai_run(toy, server, (), "--no-cache")
+    a, b = FakeOpenAIServer().start(), FakeOpenAIServer().start()
+    try:
+        result, record = _endpoints_run(toy, [a, b], "--routing", "round-robin")
+    finally:
+        a.stop(), b.stop()
+    assert result.ret == 0, result.stdout.str()
+    assert record["aggregates"] == single["aggregates"]
+    assert len(a.requests) == len(b.requests) == 12
+    where: dict[str, set[str]] = {}
+    for item in record["items"]:
+        where.setdefault(item["group"], set()).update(c["endpoint"] for c in item["calls"])
+    assert all(len(endpoints) == 2 for endpoints in where.values()), where
 
 
 def test_every_endpoint_failing_stops_the_run(toy):
