@@ -1,6 +1,8 @@
 """FDA on the default model, side by side: ours in process, ours with --serve,
-lm-evaluation-harness, and the lower bound. Needs ``pip install lm-eval`` (with torch's
-CPU build installed first) and the ``serve`` extra.
+lm-evaluation-harness, and the lower bound. Needs ``pip install "lm-eval[api]"`` (with
+torch's CPU build installed first; the ``api`` extra brings what its ``local-completions``
+model imports: without it lm-eval fails only when it starts, after our own runs, so the
+script checks the imports first) and the ``serve`` extra.
 
 1. ours in process: ``pytest suites/fda -n WORKERS --limit N --no-cache`` (grouped).
 2. ours with ``--serve``: the same with one llama-cpp-python server for all workers.
@@ -201,6 +203,17 @@ def lower_bound(items: list, completion_tokens: int, workers: int) -> dict:
     }
 
 
+def check_lm_eval() -> None:
+    """Exit with one line unless lm-eval, its ``local-completions`` model (the ``api``
+    extra) and the datasets library import: checked before minutes of our own runs."""
+    try:
+        import datasets  # noqa: F401
+        import lm_eval.models.openai_completions  # noqa: F401
+        import lm_eval.tasks.fda.task  # noqa: F401
+    except ImportError as exc:
+        sys.exit(f'lm_eval_compare.py: {exc}; run pip install "lm-eval[api]"')
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=200)
@@ -217,6 +230,7 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("--out", default=None, help="also write the result JSON here")
     args = parser.parse_args()
+    check_lm_eval()
     data_dir = require_data_dir(args.data_dir, ROOT)
     args.lm_eval_concurrent = args.lm_eval_concurrent or [args.workers]
     items, args.selection = select(load_items(data_dir).items, args.items, args.select)
