@@ -82,7 +82,7 @@ def ours(args: argparse.Namespace, out: Path, *extra: str) -> dict:
         "wall_s": round(wall, 1),
         "items_per_s": round(len(record["items"]) / wall, 3),
         "items": len(record["items"]),
-        "accuracy": record["aggregates"]["fda/accuracy"]["mean"],
+        "accuracy": record["aggregates"].get("fda/accuracy", {}).get("mean"),  # None: no item
         "predictions": {it["id"]: it["prediction"] for it in record["items"]},
         "completion_tokens": sum(it["tokens"].get("completion", 0) for it in record["items"]),
     }

@@ -80,9 +80,10 @@ def serve(toy, record: Path, *args: str) -> tuple[pytest.RunResult, dict]:
 
 
 def test_serve_starts_llama_server_with_slots_and_keeps_them_busy(long_toy, llama_server):
-    """``--serve -n 2 --concurrency 2``: llama-server with 4 slots and several requests in
-    flight (counted from the server's log); each answer is its own item's (the server
-    counted that item's prompt tokens); most answers equal one request at a time.
+    """``--serve`` with one slot answers exactly as the in-process backend. ``--serve -n 2
+    --concurrency 2``: llama-server with 4 slots and several requests in flight (counted
+    from the server's log); each answer is its own item's (the server counted that item's
+    prompt tokens); most answers equal one request at a time.
 
     Not all: llama.cpp sums in another order for another batch shape (slots decoded
     together, a prefix computed in another prefill), and the toy's guesses (``weight`` is
@@ -93,6 +94,12 @@ def test_serve_starts_llama_server_with_slots_and_keeps_them_busy(long_toy, llam
     assert result.ret == 0, result.stdout.str()
     assert in_flight_peak(log) == 1
     assert one["model"]["backend"] == "openai (--serve: llama-server -np 1)"
+    # one slot, the in-process backend's batch sizes and attention: the same answers
+    result = long_toy.runpytest_subprocess(
+        "--no-cache", "--data-dir", "data", "--report-json", "local.json"
+    )
+    assert result.ret == 0, result.stdout.str()
+    assert answers(one) == answers(read_json(long_toy.path / "local.json"))
     result, many = serve(long_toy, long_toy.path / "many.json", "-n", "2", "--concurrency", "2")
     assert result.ret == 0, result.stdout.str()
     server = many["settings"]["server"]
