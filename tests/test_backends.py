@@ -345,3 +345,31 @@ def test_rendezvous_ranking_spreads_groups_and_moves_only_a_removed_endpoints_gr
     assert min(counts) > 60  # about 100 each
     without = {g: rank(g, urls[1:])[0] for g in groups}
     assert all(without[g] == first[g] for g in groups if first[g] != urls[0])
+
+
+def test_served_llama_cpp_prefills_a_groups_first_request_from_its_first_token(server):
+    """``--serve`` (fresh_groups): the first request of each group asks llama.cpp not to
+    reuse the previous group's prompt (``cache_prompt: false``), as the in-process backend
+    resets; the group's later requests may reuse its prefix. Other servers get no such
+    field."""
+    from fixtures.models.openai_backend import OpenAIBackend
+    from fixtures.models.routing import routing
+
+    served = OpenAIBackend(server.url, MODEL_ID, fresh_groups=True, max_retries=0)
+    plain = OpenAIBackend(server.url, MODEL_ID, max_retries=0)
+    for backend, group in [
+        (served, "a"),
+        (served, "a"),
+        (served, "b"),
+        (served, "a"),
+        (plain, "c"),
+    ]:
+        with routing(group):
+            backend.generate(f"{group} text\nkey:", max_tokens=4)
+    assert [r.get("cache_prompt", True) for r in server.requests] == [
+        False,
+        True,
+        False,
+        False,
+        True,
+    ]
