@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from fixtures.models import BACKENDS
+from fixtures.models.repack import REPACK_MODES
 
 __all__ = ["add_options"]
 
@@ -113,6 +114,17 @@ def add_options(parser: pytest.Parser) -> pytest.OptionGroup:
         "The first calls of the next N items are sent ahead and used in item order (under "
         "xdist within the item's group); calls that depend on an answer stay sequential; "
         "with --serve the server gets workers x N slots.",
+    )
+    group.addoption(
+        "--weight-repack",
+        default="auto",
+        choices=REPACK_MODES,
+        help="llama.cpp (in process and --serve): let llama.cpp repack the weights for this "
+        "CPU at load (its extra buffer types: AMX, CPU_REPACK). auto (default): off on a CPU "
+        "with Intel AMX (amx_tile in /proc/cpuinfo) when the llama.cpp build has AMX "
+        "(AMX_INT8 = 1 in llama_print_system_info), where it segfaults on Q4_K models "
+        "(ggml-org/llama.cpp#20824), else on; on/off force it. The run record's "
+        "model.weight_repack says what was decided and why.",
     )
     group.addoption(
         "--serve",
