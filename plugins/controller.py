@@ -10,8 +10,10 @@ their suite facts to the controller.
 from __future__ import annotations
 
 import platform
+import shutil
 import signal
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -23,6 +25,13 @@ import pytest
 from _pytest.reports import TestReport
 
 from plugins.code_version import code_version
+from plugins.crashes import (
+    FAULT_DIR_KEY,
+    crash_message,
+    crashed_item_entry,
+    enable_fault_log,
+    read_fault,
+)
 from plugins.endpoint_stats import endpoint_lines, endpoint_stats
 from plugins.evaluation import evaluate, leave_undecided
 from plugins.grouping import GroupingLost, ungrouped_items
@@ -288,6 +297,10 @@ class Controller:
         self._sigterm: Any = None
         if threading.current_thread() is threading.main_thread():
             self._sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
+        # where each process that runs items writes its faulthandler report
+        # (plugins/crashes.py); a supervised run (plugins/supervisor.py) gives its journal
+        self._own_fault_dir = state.journal is None
+        self.fault_dir = state.journal or Path(tempfile.mkdtemp(prefix="extractbench-faults-"))
 
     def _on_sigterm(self, signum: int, frame: Any) -> None:
         """SIGTERM (timeout, CI cancellation, Kubernetes) ends the run like Ctrl-C: the
@@ -299,6 +312,13 @@ class Controller:
         if self._sigterm is not None:
             signal.signal(signal.SIGTERM, self._sigterm)
             self._sigterm = None
+        if self._own_fault_dir:
+            shutil.rmtree(self.fault_dir, ignore_errors=True)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        """xdist: each worker writes its fault report into the run's fault folder."""
+        node.workerinput[FAULT_DIR_KEY] = str(self.fault_dir)
 
     def _stop(self, reason: str) -> None:
         """Stop the run after the items now running (serial and under xdist)."""
@@ -314,6 +334,8 @@ class Controller:
         data is there (missing data is a usage error, one line per suite)."""
         self.session = session
         config, state = self.config, self.state
+        if not getattr(config.option, "numprocesses", None):  # this process runs the items
+            enable_fault_log(self.fault_dir, "main")
         selected = state.registry.selected(config.args, config.invocation_params.dir)
         replay = state.replay
         if replay is not None:
@@ -403,23 +425,32 @@ class Controller:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: TestReport, sched: Any) -> None:
-        """xdist: a worker died while running ``crashitem``: record it as failed with the
-        worker's name (a re-run of it, if any, does not hide the crash)."""
+        """A process died while running ``crashitem`` (an xdist worker; without xdist, the
+        supervised pytest process, :mod:`plugins.supervisor`): record it as failed, naming
+        the process, the signal, the top frame and the library from its fault report, in
+        the run record, the report (JUnit, terminal) and a terminal line now. A re-run of
+        the item, if any, does not hide the crash."""
         node = getattr(report, "node", None)
-        worker = getattr(getattr(node, "gateway", None), "id", "?")
+        worker = getattr(report, "extractbench_worker", None) or getattr(
+            getattr(node, "gateway", None), "id", "?"
+        )
+        fault = getattr(report, "extractbench_fault", None)
+        if fault is None:
+            fault = read_fault(self.fault_dir, worker)
+        message = crash_message(worker, crashitem, fault)
         item_id = _item_id(crashitem)
-        self.state.crashes.append({"item": item_id, "nodeid": crashitem, "worker": worker})
+        self.state.crashes.append(
+            {"item": item_id, "nodeid": crashitem, "worker": worker, "message": message,
+             "signal": fault.get("signal"), "frame": fault.get("frame"),
+             "library": fault.get("library"), "fault_report": fault.get("report", "")}
+        )  # fmt: skip
         self.state.crashed_ids.add(item_id)
-        self.state.items[item_id] = {
-            "id": item_id,
-            "suite": item_id.split("/", 1)[0],
-            "group": "",
-            "prediction": None,
-            "scores": {},
-            "calls": [],
-            "outcome": "failed",
-            "error": f"worker {worker} crashed while running this item (killed, e.g. out of memory)",
-        }
+        self.state.items[item_id] = crashed_item_entry(item_id, crashitem, message)
+        report.longrepr = message + (f"\n\n{fault['report']}" if fault.get("report") else "")
+        report.when = "call"  # xdist says "???": JUnit would call it a setup error
+        reporter = self.config.pluginmanager.getplugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"extractbench: {message}", red=True, bold=True)
 
     def pytest_runtest_logreport(self, report: TestReport) -> None:
         for name, info in (getattr(report, "extractbench_suite", None) or {}).items():
@@ -494,6 +525,8 @@ class Controller:
         record = build_record(config, state, session.exitstatus)
         if state.interrupted:
             leave_undecided(record["gates"], "run interrupted")
+        elif state.crashes:
+            leave_undecided(record["gates"], "a process crashed while running an item")
         elif state.shard is not None:
             leave_undecided(record["gates"], f"shard {state.shard}; extractbench merge decides")
         for gate in record["gates"]:
@@ -641,6 +674,12 @@ class Worker:
     def __init__(self, config: pytest.Config, state: RunState) -> None:
         self.config = config
         self.state = state
+
+    def pytest_sessionstart(self) -> None:
+        """Write this worker's fault report where the controller reads it after a crash."""
+        folder = self.config.workerinput.get(FAULT_DIR_KEY)  # type: ignore[attr-defined]
+        if folder:
+            enable_fault_log(Path(folder), self.config.workerinput["workerid"])  # type: ignore[attr-defined]
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Warn (the warning travels to the controller's summary) when ``--dist loadgroup``

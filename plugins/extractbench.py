@@ -28,6 +28,7 @@ from plugins.selection import stratified_limit
 from plugins.settings import SettingsError, check_settings, read_settings
 from plugins.shard import parse_shard
 from plugins.state import STATE_KEY, USAGE_PREFIX, RunState
+from plugins.supervisor import Journal, should_supervise, supervise, take_journal
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.protocol import Suite
 from suites.registry import SOURCES_HINT, Registry, RegistryError, entry_point_suites
@@ -54,6 +55,15 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     from plugins import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> int | None:
+    """``-n 0`` with a model in process: run the command in a supervised child, so a
+    segfault is a recorded crash, not a lost run (``--crash-guard``, plugins/supervisor.py)."""
+    if should_supervise(config):
+        return supervise(config)
+    return None
 
 
 def _registry(config: pytest.Config) -> Registry:
@@ -148,6 +158,7 @@ def pytest_configure(config: pytest.Config) -> None:
         options=options,
         replay=replay,
         shard=shard,
+        journal=take_journal() if not hasattr(config, "workerinput") else None,
     )
     # imported here: pytest imports fixtures.plugin itself (pytest_plugins, above)
     from fixtures.plugin import setup_models
@@ -161,6 +172,8 @@ def pytest_configure(config: pytest.Config) -> None:
     state = config.stash[STATE_KEY]
     plugin = Controller(config, state) if state.controller else Worker(config, state)
     config.pluginmanager.register(plugin, "extractbench-run")
+    if state.journal is not None:  # a supervised child: replay, and journal what runs
+        config.pluginmanager.register(Journal(config, state.journal), "extractbench-journal")
 
 
 # ---------------------------------------------------------------- items

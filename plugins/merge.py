@@ -197,4 +197,6 @@ def merge_records(
     )  # fmt: skip
     if interrupted:
         leave_undecided(merged["gates"], "run interrupted")
+    elif merged["crashes"]:
+        leave_undecided(merged["gates"], "a process crashed while running an item")
     return merged

@@ -10,6 +10,7 @@ import pytest
 
 from fixtures.models import BACKENDS
 from fixtures.models.repack import REPACK_MODES
+from plugins.supervisor import CRASH_GUARD_MODES
 
 __all__ = ["add_options"]
 
@@ -125,6 +126,17 @@ def add_options(parser: pytest.Parser) -> pytest.OptionGroup:
         "(AMX_INT8 = 1 in llama_print_system_info), where it segfaults on Q4_K models "
         "(ggml-org/llama.cpp#20824), else on; on/off force it. The run record's "
         "model.weight_repack says what was decided and why.",
+    )
+    group.addoption(
+        "--crash-guard",
+        default="auto",
+        choices=CRASH_GUARD_MODES,
+        help="without xdist workers (-n 0): run the command in a supervised child process, "
+        "so that a model crashing its process (a segfault in native code) is recorded as a "
+        "crash of the item it was running (signal, top frame, library; exit 7) and the "
+        "other items go on in a new process. auto (default): for backends that run native "
+        "code in process (llama-cpp, hf); on: always; off: never. Under xdist the controller "
+        "does this for its workers whatever this says.",
     )
     group.addoption(
         "--serve",

@@ -5,8 +5,10 @@ when a worker dies (an out-of-memory kill): ``remove_node`` puts the dead worker
 workload back on the queue, completed groups included, which later go out as empty work
 units that never complete, so no worker is given work again (pytest-xdist#1378); it also
 puts back the item the worker died on, which then runs (and may kill) the next worker
-(#1371); and a replacement worker given a single item waits forever for a second one
-(#1327). This scheduler fixes the three and changes nothing else.
+(#1371); a replacement worker given a single item waits forever for a second one
+(#1327); and rescheduling after a crash assigns work to a replacement worker that has not
+collected yet (``KeyError`` in ``_assign_work_unit``: INTERNALERROR). This scheduler fixes
+the four and changes nothing else.
 """
 
 from __future__ import annotations
@@ -46,8 +48,8 @@ class CrashSafeLoadGroupScheduling(LoadGroupScheduling):
         plus: a node left with a single pending item gets more, or is shut down once the
         queue is empty (a worker runs an item only when it knows the next one or that
         there is none, so a lone item would wait forever)."""
-        if node.shutting_down:
-            return
+        if node.shutting_down or node not in self.registered_collections:
+            return  # a replacement worker gets work once it has collected (schedule())
         if not self.workqueue:
             node.shutdown()
             return

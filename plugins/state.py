@@ -65,6 +65,8 @@ class RunState:
     server: LocalServer | None = None  # --serve: the server this process started
     replay: dict[str, Any] | None = None  # --rescore: the record whose calls answer
     shard: Shard | None = None  # --shard K/N
+    # -n 0 under the crash guard: the supervisor's journal folder (plugins/supervisor.py)
+    journal: Path | None = None
     # --concurrency: item id -> (the items it runs among in this process, in order; its index)
     run_order: dict[str, tuple[list[Item], int]] | None = None
 

@@ -23,9 +23,10 @@ __all__ = [
     "USAGE_ERROR",
     "NOTHING_MEASURED",
     "OUTPUT_ERROR",
+    "CRASHED",
 ]
 
-OK, FAILED, INTERRUPTED, INTERNAL_ERROR, USAGE_ERROR, NOTHING_MEASURED, OUTPUT_ERROR = (
+OK, FAILED, INTERRUPTED, INTERNAL_ERROR, USAGE_ERROR, NOTHING_MEASURED, OUTPUT_ERROR, CRASHED = (
     0,
     1,
     2,
@@ -33,13 +34,14 @@ OK, FAILED, INTERRUPTED, INTERNAL_ERROR, USAGE_ERROR, NOTHING_MEASURED, OUTPUT_E
     4,
     5,
     6,
+    7,
 )
 EXIT_CODES: dict[int, str] = {
     OK: "PASS: every selected item scored, every evaluated gate and regression check passed, "
     "the run record written",
-    FAILED: "FAIL or INCOMPLETE: a gate or regression check failed, an item failed, a worker "
-    "crashed, a selected suite scored nothing, the baseline shares no item, or the run was "
-    "stopped (circuit breaker)",
+    FAILED: "FAIL or INCOMPLETE: a gate or regression check failed, an item failed, a selected "
+    "suite scored nothing, the baseline shares no item, or the run was stopped (circuit "
+    "breaker)",
     INTERRUPTED: "INCOMPLETE: interrupted by Ctrl-C (SIGINT) or SIGTERM; the record holds the "
     "finished items",
     INTERNAL_ERROR: "FAIL: pytest internal error (a plugin or hook crashed)",
@@ -48,6 +50,9 @@ EXIT_CODES: dict[int, str] = {
     NOTHING_MEASURED: "NOT EVALUATED: nothing was measured (no test collected, or every "
     "selected suite skipped with --skip-missing-data)",
     OUTPUT_ERROR: "FAIL: the run record or the markdown summary could not be written",
+    CRASHED: "CRASHED: a process running items died from a signal (a segfault in native "
+    "code, an out-of-memory kill); the record names the item, the signal and the top frame, "
+    "the other items ran on; gates not decided",
 }
 
 
@@ -57,7 +62,7 @@ class Verdict:
 
     Attributes:
         status: the process exit status (see :data:`EXIT_CODES`).
-        word: ``PASS``, ``FAIL``, ``NOT EVALUATED`` or ``INCOMPLETE``.
+        word: ``PASS``, ``FAIL``, ``NOT EVALUATED``, ``INCOMPLETE`` or ``CRASHED``.
         reasons: one line per reason the run did not pass (empty on PASS).
     """
 
@@ -92,10 +97,11 @@ def verdict(record: Mapping[str, Any]) -> Verdict:
 
     In order: usage errors found during the run (exit 4); a pytest internal error (exit
     3, never hidden by what the items say); an interruption by signal
-    (exit 2, INCOMPLETE); outputs that could not be written (exit 6); nothing measured
+    (exit 2, INCOMPLETE); a process that died from a signal while running an item
+    (exit 7, CRASHED); outputs that could not be written (exit 6); nothing measured
     (exit 5, NOT EVALUATED, also a ``--shard`` that holds no item: its record still
     merges); then failed items, failed tests that are not items (a plain
-    test collected beside the suites), crashed workers, an incomplete run, a stopped run,
+    test collected beside the suites), an incomplete run, a stopped run,
     failed gates and failed regression checks (exit 1: INCOMPLETE when the run is
     incomplete, else FAIL); else PASS (exit 0).
 
@@ -117,11 +123,19 @@ def verdict(record: Mapping[str, Any]) -> Verdict:
             "INCOMPLETE",
             [f"interrupted by {record['interrupted']}; gates not decided"],
         )
+    crashes = [
+        crash.get("message")
+        or f"worker {crash.get('worker')} crashed while running {crash.get('item')}"
+        for crash in record.get("crashes") or []
+    ]
+    outputs = list(record.get("output_errors") or [])
+    if crashes:
+        if outputs:
+            return Verdict(OUTPUT_ERROR, "FAIL", outputs + crashes)
+        return Verdict(CRASHED, "CRASHED", [*crashes, "gates not decided"])
     reasons: list[str] = []
     if record.get("stopped"):
         reasons.append(f"run stopped: {record['stopped']}")
-    for crash in record.get("crashes") or []:
-        reasons.append(f"worker {crash.get('worker')} crashed while running {crash.get('item')}")
     reasons += _item_failures(record)
     others = record.get("other_failures") or []
     if others:
@@ -141,7 +155,6 @@ def verdict(record: Mapping[str, Any]) -> Verdict:
     for c in record.get("baseline", {}).get("comparisons", []):
         if c.get("failed"):
             reasons.append(f"regression check {c['metric']} failed: {c.get('verdict', '')}")
-    outputs = list(record.get("output_errors") or [])
     if outputs:
         return Verdict(OUTPUT_ERROR, "FAIL", outputs + reasons)
     if not counts.get("items", 0) and not reasons:

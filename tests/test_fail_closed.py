@@ -282,14 +282,16 @@ def test_a_killed_worker_ends_the_run_promptly_and_is_recorded(toy):
     out = output.finish(timeout=60)
     assert time.monotonic() - start < 60
     rec = read_json(record)
-    assert proc.returncode == 1, out[-3000:]
+    assert proc.returncode == 7, out[-3000:]  # CRASHED
     assert rec["complete"] is False and len(rec["crashes"]) == 1
     crash = rec["crashes"][0]
     assert crash["worker"].startswith("gw")
     crashed = next(it for it in rec["items"] if it["id"] == crash["item"])
     assert crashed["outcome"] == "failed" and crash["worker"] in crashed["error"]
+    assert crash["signal"] is None and "no fault report" in crash["message"]  # SIGKILL
     assert len(rec["items"]) == 24 and rec["counts"]["failed"] == 1  # the rest finished, once
-    assert rec["verdict"]["word"] == "INCOMPLETE"
+    assert rec["verdict"]["word"] == "CRASHED"
+    assert "INTERNALERROR" not in out
 
 
 @pytest.mark.parametrize("mode", MODES)
