@@ -194,6 +194,7 @@ def server_command(args: argparse.Namespace) -> int:
                   "(run extractbench server build)")  # fmt: skip
             return 1
         print(f"{found.binary} ({found.source})")
+        print(_repack_line())
         return 0
     if args.jobs is not None and args.jobs < 1:
         print(f"extractbench server build: --jobs {args.jobs}: must be at least 1", file=sys.stderr)
@@ -203,7 +204,17 @@ def server_command(args: argparse.Namespace) -> int:
     except ServerBuildError as exc:
         print(f"extractbench server build: {exc}", file=sys.stderr)
         return USAGE_ERROR
+    print(_repack_line())
     return 0
+
+
+def _repack_line() -> str:
+    """What ``--serve`` will ask of llama-server's weight repacking on this machine."""
+    from fixtures.models.repack import decide_here
+
+    decision = decide_here("auto")
+    flag = "with --no-repack" if not decision.repack else "with repacking (llama.cpp's default)"
+    return f"--serve starts it {flag}: weight repacking {decision.reason}"
 
 
 def main(argv: list[str] | None = None) -> int:

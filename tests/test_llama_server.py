@@ -94,6 +94,11 @@ def test_serve_starts_llama_server_with_slots_and_keeps_them_busy(long_toy, llam
     assert result.ret == 0, result.stdout.str()
     assert in_flight_peak(log) == 1
     assert one["model"]["backend"] == "openai (--serve: llama-server -np 1)"
+    # --weight-repack auto: llama-server gets --no-repack where in-process llama.cpp would
+    # load unrepacked (an AMX CPU: repacking segfaults there), and the record says so
+    repack = one["model"]["weight_repack"]["repack"]
+    assert one["settings"]["server"]["weight_repack"] is repack
+    assert one["model"]["fingerprint"].endswith(":repack=off") is (not repack)
     # one slot, the in-process backend's batch sizes and attention: the same answers
     result = long_toy.runpytest_subprocess(
         "--no-cache", "--data-dir", "data", "--report-json", "local.json"

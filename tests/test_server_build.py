@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.models import server_build
+from fixtures.models.repack import decide_here
 from fixtures.models.server_build import find_llama_server, installed_llama_cpp_version
 from suites.files import sha256_of
 
@@ -143,7 +144,12 @@ def test_serve_prefers_the_built_server_then_path_then_none(tmp_path, cache, mon
     )
     assert found.describe()["sdist_sha256"] == sha256_of(sdist)
     which = cli("server", "which")
-    assert which.returncode == 0 and which.stdout.strip() == f"{found.binary} (built)"
+    first, repack = which.stdout.strip().splitlines()
+    assert which.returncode == 0 and first == f"{found.binary} (built)"
+    # the build and `which` say what --serve asks of this machine (AMX: --no-repack)
+    decision = decide_here("auto")
+    assert ("with --no-repack" in repack) is (not decision.repack), repack
+    assert repack.endswith(decision.reason) and repack in done.stdout
     monkeypatch.setenv("PATH", os.environ["PATH"].split(os.pathsep, 1)[1])
     shutil.rmtree(cache / "llama-server")
     if shutil.which("llama-server") is None:
