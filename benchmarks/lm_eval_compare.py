@@ -148,10 +148,16 @@ def lm_eval_run(args: argparse.Namespace, items: list, folder: Path, concurrent:
 def rates(n_threads: int, prompt: str) -> tuple[float, float]:
     """(prefill, decode) tokens/s of the default model with ``n_threads`` threads: one
     prefill of ``prompt`` (at most 1,900 tokens), then 64 single-token decodes after it."""
+    import contextlib
+
     from llama_cpp import Llama
 
-    llm = Llama(str(default_model_path()), n_ctx=4096, n_threads=n_threads,
-                n_threads_batch=n_threads, n_batch=512, verbose=False)  # fmt: skip
+    from fixtures.models.repack import decide_here, no_extra_buffers
+
+    loading = contextlib.nullcontext() if decide_here("auto").repack else no_extra_buffers()
+    with loading:  # as the harness loads it (AMX CPUs: no repacking)
+        llm = Llama(str(default_model_path()), n_ctx=4096, n_threads=n_threads,
+                    n_threads_batch=n_threads, n_batch=512, verbose=False)  # fmt: skip
     tokens = llm.tokenize(prompt.encode(), add_bos=True)[:1900]
     llm.reset()
     start = time.perf_counter()

@@ -239,6 +239,9 @@ def summary_lines(record: dict[str, Any], state: RunState) -> list[str]:
         f"model calls: {counts.get('calls', 0)}, {counts.get('cached_calls', 0)} answered from the "
         + ("run record (--rescore)" if record.get("rescore_of") else "generation cache"),
     ]
+    repack = model.get("weight_repack") or {}
+    if repack and not repack.get("repack", True):
+        lines.insert(1, f"llama.cpp weight repacking {repack.get('reason')}")
     for name, info in sorted(record["suites"].items()):
         limit = info.get("limit")
         if limit:
@@ -527,6 +530,8 @@ class Controller:
             leave_undecided(record["gates"], "run interrupted")
         elif state.crashes:
             leave_undecided(record["gates"], "a process crashed while running an item")
+        elif not record["complete"]:  # an incomplete record never shows a passed gate
+            leave_undecided(record["gates"], "the run is incomplete")
         elif state.shard is not None:
             leave_undecided(record["gates"], f"shard {state.shard}; extractbench merge decides")
         for gate in record["gates"]:

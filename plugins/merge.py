@@ -199,4 +199,6 @@ def merge_records(
         leave_undecided(merged["gates"], "run interrupted")
     elif merged["crashes"]:
         leave_undecided(merged["gates"], "a process crashed while running an item")
+    elif not merged["complete"]:  # an incomplete record never shows a passed gate
+        leave_undecided(merged["gates"], "the run is incomplete")
     return merged

@@ -172,6 +172,27 @@ def test_gate_of_a_selected_suite_without_scores_fails(toy, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_an_incomplete_run_never_shows_a_passed_gate(toy, mode):
+    """-x stops the run after one failed item: the gate that the scored items would pass
+    is left undecided, and the verdict is INCOMPLETE."""
+    toy.makepyfile(
+        toy_suite=TOY_SUITE.replace(
+            "generation = generate(item, models.model)",
+            'if item.id == "toy/d0/applicant":\n        raise RuntimeError("model exploded")\n'
+            "    generation = generate(item, models.model)",
+        )
+    )
+    result, record = run(
+        toy, mode, "-x", "--gate", "toy/accuracy>=0.1", "--suite-option", "toy.delay=0.2"
+    )
+    assert result.ret == 1, result.stdout.str()
+    assert record["complete"] is False and record["verdict"]["word"] == "INCOMPLETE"
+    [gate] = record["gates"]
+    assert gate["passed"] is None and "not evaluated: the run is incomplete" in gate["reason"]
+    assert "failed: toy/accuracy" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_pyproject_gates_apply(toy, mode):
     toy.makepyprojecttoml(
         "[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n"
