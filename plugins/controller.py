@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from _pytest.reports import TestReport
 
+from fixtures.models.redact import redact_json, redact_text
 from plugins.code_version import code_version
 from plugins.crashes import (
     FAULT_DIR_KEY,
@@ -163,6 +164,12 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
     }
     if judge is not None:
         record["judge"] = judge
+    # no credential of a --base-url reaches an output (settings.argv, model, errors); the
+    # items' predictions and references stay verbatim (their endpoints are redacted at source)
+    record = {k: v if k == "items" else redact_json(v) for k, v in record.items()}
+    for item in items:
+        if item.get("error") and "://" in str(item["error"]):
+            item["error"] = redact_text(str(item["error"]))
     endpoints = endpoint_stats(items)
     if endpoints:
         record["endpoints"] = endpoints
@@ -642,6 +649,11 @@ class Controller:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         record = self.state.record
+        if self.config.option.collectonly and (self.state.selected or self.state.suites):
+            terminalreporter.write_line(
+                "extractbench: --collect-only: nothing was measured and no gate was decided; "
+                "no run record was written"
+            )
         if record is not None:
             terminalreporter.write_sep("=", "extractbench scores")
             for line in summary_lines(record, self.state):

@@ -373,3 +373,37 @@ def test_served_llama_cpp_prefills_a_groups_first_request_from_its_first_token(s
         False,
         True,
     ]
+
+
+SECRET_PASS, SECRET_KEY = "PLANTED-url-password", "PLANTED-env-api-key"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_credentials_in_the_base_url_reach_no_output(toy, server, mode, monkeypatch):
+    """A password in --base-url and a key in OPENAI_API_KEY: the run works, and neither
+    appears in any file it writes (record, JUnit, HTML, markdown, generation cache) nor in
+    its terminal output, also when the server is unreachable (the error line)."""
+    require_installed("pytest_html")
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET_KEY)
+    url = server.url.replace("http://", f"http://alice:{SECRET_PASS}@")
+    result = toy.runpytest_subprocess(
+        "--backend", "openai", "--base-url", url, "--model-name", MODEL_ID, "--data-dir",
+        "data", "--report-json", "openai.json", "--limit", "4", "--junitxml", "junit.xml",
+        "--html", "report.html", "--summary-md", "summary.md", *mode,
+    )  # fmt: skip
+    record = read_json(toy.path / "openai.json")
+    assert result.ret == 0, result.stdout.str()
+    assert record["model"]["path"] == server.url.replace("http://", "http://***@")
+    assert "#cred=" in record["model"]["fingerprint"]
+    assert all(c["endpoint"].startswith("http://***@") for i in record["items"] for c in i["calls"])
+    down = toy.runpytest_subprocess(
+        "--backend", "openai", "--base-url", f"http://bob:{SECRET_PASS}@127.0.0.1:9/v1",
+        "--model-name", "m", "--data-dir", "data",
+    )  # fmt: skip
+    assert down.ret == pytest.ExitCode.USAGE_ERROR
+    down.stderr.fnmatch_lines(["*--base-url http://***@127.0.0.1:9/v1: no OpenAI-compatible*"])
+    outputs = [result.stdout.str(), result.stderr.str(), down.stdout.str(), down.stderr.str()]
+    written = [p for p in toy.path.rglob("*") if p.is_file() and p.suffix != ".py"]
+    assert {"openai.json", "junit.xml", "report.html", "summary.md"} <= {p.name for p in written}
+    for text in outputs + [p.read_bytes().decode("latin-1") for p in written]:
+        assert SECRET_PASS not in text and SECRET_KEY not in text

@@ -192,6 +192,12 @@ def test_an_incomplete_run_never_shows_a_passed_gate(toy, mode):
     assert "failed: toy/accuracy" not in result.stdout.str()
 
 
+def test_collect_only_says_that_nothing_was_decided(toy):
+    result, record = run(toy, [], "--collect-only", "--gate", "toy/accuracy>=0.1")
+    assert record == {}  # nothing written
+    result.stdout.fnmatch_lines(["extractbench: --collect-only: nothing was measured and no gate*"])
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_pyproject_gates_apply(toy, mode):
     toy.makepyprojecttoml(
