@@ -42,6 +42,7 @@ import math
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from plugins.baseline import baseline_section
 from plugins.controller import suite_lines_and_artifacts
@@ -136,6 +137,11 @@ def data_command(args: argparse.Namespace) -> int:
     if args.data_command == "fetch":
         dest = Path(args.dest) if args.dest else cache
         suites = args.suites or list(manifest.suites)
+        mirror = args.mirror or os.environ.get(MIRROR_ENV)
+        if mirror and not mirror.startswith(("http://", "https://")):
+            print(f"extractbench: --mirror {mirror}: must be an http:// or https:// URL",
+                  file=sys.stderr)  # fmt: skip
+            return USAGE_ERROR
         try:
             done = fetch(manifest, suites, dest, mirror=args.mirror or os.environ.get(MIRROR_ENV),
                          progress=sys.stderr.isatty())  # fmt: skip
@@ -217,6 +223,15 @@ def _repack_line() -> str:
     return f"--serve starts it {flag}: weight repacking {decision.reason}"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose errors exit 4 (a usage error, as pytest's), not 2, which is
+    INCOMPLETE's code in the exit-code table (plugins/verdict.py)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``extractbench`` console script."""
     try:
@@ -224,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     except RegistryError as exc:
         print(f"extractbench: {exc}", file=sys.stderr)
         return USAGE_ERROR
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="extractbench",
         description="Work with extractbench run records (report, merge), the pinned benchmark "
         "data (data), the llama-server for --serve (server), and the suites' own commands "

@@ -403,3 +403,18 @@ def test_the_verdict_never_hides_a_pytest_internal_error():
               "counts": {"items": 1, "expected": 1}, "gates": []}  # fmt: skip
     assert verdict(record).status == 0
     assert verdict({**record, "pytest_exit_status": 3}).status == 3
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["report"], ["report", "r.json", "--no-such-flag"], ["merge"], ["data", "fetch", "--mirror"],
+     ["data", "fetch", "--mirror", "ftp://mirror.example/data"], ["nonsense"]],
+)  # fmt: skip
+def test_a_command_line_mistake_of_extractbench_exits_4_not_2(argv, capsys):
+    """2 is INCOMPLETE's code; a mistyped command is a usage error (4), as in pytest."""
+    with pytest.raises(SystemExit) as exited:
+        code = cli_main(argv)
+        raise SystemExit(code)
+    assert exited.value.code == 4
+    err = capsys.readouterr().err
+    assert "error:" in err or "--mirror ftp://mirror.example/data: must be" in err
