@@ -122,6 +122,8 @@ def pytest_configure(config: pytest.Config) -> None:
         recorded = (replay.get("settings") or {}).get("shard")
         if recorded:  # a shard's record re-scored is that shard again: merge decides
             shard = parse_shard(recorded)
+    if shard is not None and shard.count == 1:
+        shard = None  # 1/1 holds every group: the whole run, which decides its own gates
     if shard is not None:
         given = [o for o in ("baseline", "max_regression") if config.getoption(o) is not None]
         if given:

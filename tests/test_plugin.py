@@ -192,6 +192,16 @@ def test_an_incomplete_run_never_shows_a_passed_gate(toy, mode):
     assert "failed: toy/accuracy" not in result.stdout.str()
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_shard_1_of_1_is_the_whole_run_and_decides_its_gates(toy, mode):
+    result, record = run(toy, mode, "--shard", "1/1", "--gate", "toy/accuracy>=0.99")
+    assert result.ret == 1, result.stdout.str()
+    [gate] = record["gates"]
+    assert gate["passed"] is False and record["verdict"]["word"] == "FAIL"
+    result, record = run(toy, mode, "--shard", "1/1", "--gate", "toy/accuracy>=0.1")
+    assert result.ret == 0 and record["gates"][0]["passed"] is True
+
+
 def test_collect_only_says_that_nothing_was_decided(toy):
     result, record = run(toy, [], "--collect-only", "--gate", "toy/accuracy>=0.1")
     assert record == {}  # nothing written
