@@ -15,6 +15,27 @@ __all__ = ["ItemRecorder"]
 _METRIC_RE = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
 
 
+def json_safe(value: Any) -> tuple[Any, bool]:
+    """``(value as JSON can hold it, whether anything changed)``: NaN and infinities
+    become None, sets sorted lists, tuples lists, mapping keys strings, and any other
+    object its ``repr``; JSON values are returned as they are."""
+    if value is None or isinstance(value, bool | int | str):
+        return value, False
+    if isinstance(value, float):
+        return (value, False) if math.isfinite(value) else (None, True)
+    if isinstance(value, dict):
+        pairs = [(str(k), *json_safe(v)) for k, v in value.items()]
+        changed = any(c for _, _, c in pairs) or any(not isinstance(k, str) for k in value)
+        return {k: v for k, v, _ in pairs}, changed
+    if isinstance(value, list | tuple | set | frozenset):
+        items = [json_safe(v) for v in value]
+        out = [v for v, _ in items]
+        if isinstance(value, set | frozenset):
+            out.sort(key=repr)
+        return out, any(c for _, c in items) or not isinstance(value, list)
+    return repr(value), True
+
+
 class ItemRecorder:
     """Collects one item's scores and generation; the ``score`` fixture is one of these.
 
@@ -89,9 +110,14 @@ class ItemRecorder:
             self.detail(key, value)
 
     def detail(self, key: str, value: Any) -> None:
-        """Record a JSON-safe fact about the item (error counts, a parse error) for the
-        run record; not a score, not aggregated."""
-        self.details[key] = value
+        """Record a fact about the item (error counts, a parse error) for the run record;
+        not a score, not aggregated. A value JSON cannot hold is made safe here, once
+        (:func:`json_safe`), and its key listed in ``details["sanitised"]``, so that no
+        value can lose the record."""
+        safe, changed = json_safe(value)
+        self.details[key] = safe
+        if changed:
+            self.details.setdefault("sanitised", []).append(key)
 
     def to_dict(self) -> dict[str, Any]:
         """The item's entry in the run record (JSON-safe)."""

@@ -202,6 +202,24 @@ def test_shard_1_of_1_is_the_whole_run_and_decides_its_gates(toy, mode):
     assert result.ret == 0 and record["gates"][0]["passed"] is True
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_details_json_cannot_hold_are_made_safe_and_the_record_is_written(toy, mode):
+    toy.makepyfile(
+        toy_suite=TOY_SUITE.replace(
+            "return ItemResult({",
+            "return ItemResult(details={'ratio': float('nan'), 'keys': {'b', 'a'}, "
+            "'where': (1, object)}, scores={",
+        ).replace("}, generation)", "}, generation=generation)")
+    )
+    result, record = run(toy, mode, "--junitxml", "junit.xml")
+    assert result.ret == 0, result.stdout.str()[-3000:]
+    details = record["items"][0]["details"]
+    assert details["ratio"] is None and details["keys"] == ["a", "b"]
+    assert details["where"] == [1, "<class 'object'>"]
+    assert details["sanitised"] == ["ratio", "keys", "where"]
+    assert (toy.path / "junit.xml").exists()
+
+
 def test_collect_only_says_that_nothing_was_decided(toy):
     result, record = run(toy, [], "--collect-only", "--gate", "toy/accuracy>=0.1")
     assert record == {}  # nothing written
