@@ -133,7 +133,10 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
         except OSError as exc:
             model = {"backend": spec.backend, "path": str(spec.path), "error": str(exc)}
     complete = (
-        not state.interrupted
+        (
+            replay is None or bool(replay.get("complete", False))
+        )  # a re-score is as complete as its record
+        and not state.interrupted
         and not state.stopped
         and not state.crashes
         and not state.usage_errors

@@ -148,6 +148,12 @@ def pytest_configure(config: pytest.Config) -> None:
     run_id = new_run_id()
     option = config.getoption("report_json")
     report_path = Path(option) if option else config.rootpath / "reports" / f"{run_id}.json"
+    rescored = config.getoption("rescore")
+    if rescored and Path(rescored).resolve() == report_path.resolve():
+        raise pytest.UsageError(
+            f"--rescore {rescored} --report-json {option}: the same file; write the re-scored "
+            "record to another path (a failed re-score would lose the one it reads)"
+        )
     config.stash[STATE_KEY] = RunState(
         run_id=run_id,
         started=time.time(),

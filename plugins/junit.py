@@ -6,13 +6,14 @@ gate (classname ``gate``) and per regression check (classname ``regression``).""
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
 from plugins.verdict import verdict
 
-__all__ = ["suite_properties", "junit_xml", "junit_names"]
+__all__ = ["suite_properties", "junit_xml", "junit_names", "xml_safe"]
 
 
 def suite_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -112,5 +113,17 @@ def junit_xml(record: Mapping[str, Any]) -> str:
             ET.SubElement(
                 case, "failure", message=f"regression {c['metric']}: {c.get('verdict', '')}"
             )
+    for element in root.iter():  # an answer may hold characters XML 1.0 cannot
+        for key, value in element.attrib.items():
+            element.set(key, xml_safe(value))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+_NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_safe(text: str) -> str:
+    """``text`` with every character XML 1.0 cannot hold (control characters, lone
+    surrogates) written as ``#xHH``, as pytest's own JUnit writer does."""
+    return _NOT_XML.sub(lambda m: f"#x{ord(m.group(0)):02X}", text)

@@ -166,3 +166,29 @@ def test_the_call_log_belongs_to_the_running_item_only():
         other.join()
     log_call("after", generation)
     assert [c["key"] for c in log] == ["k1"]
+
+
+def test_rescore_of_an_incomplete_record_is_incomplete_and_decides_no_gate(toy):
+    """A re-score holds the record's items only: from an incomplete run it is incomplete
+    too, never a complete PASS; and it never writes over the record it reads."""
+    import json
+
+    record = toy.path / "first.json"
+    toy.runpytest_subprocess(
+        "--backend", "fake", "--data-dir", "data", "--report-json", str(record), "--no-cache"
+    )  # fmt: skip
+    data = read_json(record)
+    data["complete"], data["items"] = False, data["items"][:10]
+    record.write_text(json.dumps(data))
+    for mode in ([], ["-n", "2"]):
+        result = toy.runpytest_subprocess(
+            "--rescore", str(record), "--data-dir", "data", "--report-json", "again.json",
+            "--gate", "toy/accuracy>=0.1", *mode,
+        )  # fmt: skip
+        again = read_json(toy.path / "again.json")
+        assert result.ret == 1 and again["complete"] is False, result.stdout.str()[-2000:]
+        assert again["verdict"]["word"] == "INCOMPLETE" and again["gates"][0]["passed"] is None
+    result = toy.runpytest_subprocess("--rescore", str(record), "--report-json", str(record))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--rescore *first.json --report-json *: the same file*"])
+    assert read_json(record)["items"] == data["items"]

@@ -170,3 +170,16 @@ def test_a_rescored_shard_record_stays_that_shard(toy):
     result = toy.runpytest_subprocess("--rescore", path, "--shard", "1/2")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--shard with --rescore: re-score each shard's record*"])
+
+
+def test_merged_junit_is_valid_xml_when_an_answer_holds_control_characters(toy, tmp_path):
+    from plugins.junit import junit_xml
+
+    paths = _shards(toy, [], 2)
+    shard = read_json(paths[0])
+    shard["items"][0]["prediction"] = "bell\x07 nul\x00 esc\x1b ok"
+    shard["items"][0]["outcome"], shard["items"][0]["error"] = "failed", "bad\x0cpage"
+    root = ET.fromstring(junit_xml(shard))  # raised ParseError before
+    first = next(p for p in root.iter("property") if p.get("name") == "prediction")
+    assert first.get("value") == "bell#x07 nul#x00 esc#x1B ok"
+    assert [f.get("message") for f in root.iter("failure")] == ["bad#x0Cpage"]
