@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,11 +13,32 @@ from markupsafe import Markup
 
 from plugins.verdict import verdict
 
-__all__ = ["summary_html", "page_html", "scores_cell", "item_details"]
+__all__ = ["summary_html", "page_html", "scores_cell", "item_details", "as_text"]
 
 _ENV = Environment(
     loader=PackageLoader("plugins", "templates"), autoescape=select_autoescape(["html", "j2"])
 )
+
+
+def as_text(value: Any) -> str:
+    """A prediction or reference as text: a string as it is, None as "", anything else a
+    record may hold (an object, a list: a table, a MINEA extraction) as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def score_text(value: Any) -> str:
+    """A score as the item table shows it: ``0.500``, ``–`` for None, else its text."""
+    if value is None:
+        return "–"
+    return f"{value:.3f}" if isinstance(value, int | float) else as_text(value)
+
+
+_ENV.filters["text"] = as_text
+_ENV.filters["score"] = score_text
 
 
 def summary_html(
@@ -63,10 +85,7 @@ def scores_cell(entry: Mapping[str, Any]) -> str:
     """``<td>`` listing an item's scores, for pytest-html's results table."""
     from markupsafe import escape
 
-    parts = [
-        f"{escape(k)}={'–' if v is None else f'{v:.3f}'}"
-        for k, v in entry.get("scores", {}).items()
-    ]
+    parts = [f"{escape(k)}={escape(score_text(v))}" for k, v in entry.get("scores", {}).items()]
     return f'<td class="col-scores">{"<br/>".join(parts)}</td>'
 
 
@@ -76,6 +95,6 @@ def item_details(entry: Mapping[str, Any]) -> str:
 
     return (
         "<details><summary>prediction / reference</summary>"
-        f"<b>prediction</b><pre style='white-space:pre-wrap'>{escape(entry.get('prediction') or '')}</pre>"
-        f"<b>reference</b><pre style='white-space:pre-wrap'>{escape(entry.get('reference') or '')}</pre></details>"
+        f"<b>prediction</b><pre style='white-space:pre-wrap'>{escape(as_text(entry.get('prediction')))}</pre>"
+        f"<b>reference</b><pre style='white-space:pre-wrap'>{escape(as_text(entry.get('reference')))}</pre></details>"
     )

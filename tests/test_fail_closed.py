@@ -418,3 +418,22 @@ def test_a_command_line_mistake_of_extractbench_exits_4_not_2(argv, capsys):
     assert exited.value.code == 4
     err = capsys.readouterr().err
     assert "error:" in err or "--mirror ftp://mirror.example/data: must be" in err
+
+
+def test_report_renders_a_record_whose_predictions_are_objects(toy, capsys):
+    """MINEA and Struc-Bench predictions may be objects or lists: the page shows them as
+    JSON instead of a traceback, and the exit status is the record's verdict."""
+    _, record = run(toy, [], "--no-cache")
+    record["items"][0]["prediction"] = {"Person": ["Ada <Lovelace>"]}
+    record["items"][1]["prediction"] = [["a", "b"], ["1", "2"]]
+    record["items"][2]["scores"]["length"] = "n/a"
+    path = toy.path / "objects.json"
+    path.write_text(json.dumps(record))
+    html = toy.path / "page.html"
+    status = cli_main(
+        ["report", str(path), "--html", str(html), "--summary-md", str(toy.path / "s.md")]
+    )
+    assert status == record["exit_status"] == 0, capsys.readouterr().err
+    page = html.read_text()
+    assert "{&#34;Person&#34;: [&#34;Ada &lt;Lovelace&gt;&#34;]}" in page
+    assert "[[&#34;a&#34;, &#34;b&#34;], [&#34;1&#34;, &#34;2&#34;]]" in page
