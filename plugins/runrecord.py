@@ -71,12 +71,37 @@ def read_record(path: Path) -> dict[str, Any]:
         raise RecordError(f"{path}: not a readable JSON run record ({exc})") from exc
     if not isinstance(data, dict) or "schema_version" not in data:
         raise RecordError(f"{path}: not an extractbench run record (no schema_version)")
-    if data["schema_version"] != SCHEMA_VERSION:
+    version = data["schema_version"]
+    if type(version) is not type(SCHEMA_VERSION):
         raise RecordError(
-            f"{path}: run record schema version {data['schema_version']}, this extractbench "
-            f"reads version {SCHEMA_VERSION}"
+            f"{path}: field schema_version is {type(version).__name__} {version!r}, expected "
+            f"{type(SCHEMA_VERSION).__name__} {SCHEMA_VERSION!r}"
         )
+    if version != SCHEMA_VERSION:
+        raise RecordError(
+            f"{path}: run record schema version {version}, this extractbench reads version "
+            f"{SCHEMA_VERSION}"
+        )
+    for field, kind in _FIELD_TYPES.items():
+        if field in data and not isinstance(data[field], kind):
+            raise RecordError(
+                f"{path}: field {field} is {type(data[field]).__name__}, expected "
+                f"{_TYPE_NAMES[kind]}"
+            )
+    for n, item in enumerate(data.get("items", [])):
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            raise RecordError(f"{path}: field items[{n}] is not an object with a string id")
+        if not isinstance(item.get("scores", {}), dict):
+            raise RecordError(f"{path}: field items[{n}].scores is not an object")
     return data
+
+
+# the top-level fields every reader relies on, and their JSON types
+_FIELD_TYPES: dict[str, type] = {
+    "run_id": str, "complete": bool, "items": list, "gates": list, "model": dict,
+    "settings": dict, "suites": dict, "counts": dict, "aggregates": dict, "crashes": list,
+}  # fmt: skip
+_TYPE_NAMES = {str: "a string", bool: "true or false", list: "an array", dict: "an object"}
 
 
 def item_counts(items: list[dict[str, Any]], expected: int) -> dict[str, int]:

@@ -437,3 +437,21 @@ def test_report_renders_a_record_whose_predictions_are_objects(toy, capsys):
     page = html.read_text()
     assert "{&#34;Person&#34;: [&#34;Ada &lt;Lovelace&gt;&#34;]}" in page
     assert "[[&#34;a&#34;, &#34;b&#34;], [&#34;1&#34;, &#34;2&#34;]]" in page
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [({"schema_version": "1"}, "field schema_version is str '1', expected int 1"),
+     ({"items": {}}, "field items is dict, expected an array"),
+     ({"complete": "yes"}, "field complete is str, expected true or false"),
+     ({"items": [{"id": 3}]}, "field items[0] is not an object with a string id")],
+)  # fmt: skip
+def test_a_malformed_record_names_the_field_and_the_expected_type(tmp_path, change, message):
+    from plugins.runrecord import SCHEMA_VERSION, RecordError, read_record
+
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "items": [], **change}))
+    with pytest.raises(RecordError) as raised:
+        read_record(path)
+    assert str(raised.value) == f"{path}: {message}"
+    assert cli_main(["report", str(path)]) == 4
