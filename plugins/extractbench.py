@@ -119,6 +119,15 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"--rescore {config.getoption('rescore')}: the record logs no generations "
                 "(written by an extractbench without call logs); rerun the suite instead"
             )
+        if config.args_source == pytest.Config.ArgsSource.TESTPATHS:
+            # `pytest --rescore RUN.json` without a path: the record's suites, not the
+            # testpaths (the harness's own tests); every process (xdist workers too)
+            held = {str(it.get("suite")) for it in replay.get("items", [])}
+            config.args = [
+                str(suite.folder / suite.test.partition("::")[0])
+                for name, suite in registry.suites.items()
+                if name in held
+            ] or list(config.args)
         recorded = (replay.get("settings") or {}).get("shard")
         if recorded:  # a shard's record re-scored is that shard again: merge decides
             shard = parse_shard(recorded)

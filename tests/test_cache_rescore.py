@@ -192,3 +192,21 @@ def test_rescore_of_an_incomplete_record_is_incomplete_and_decides_no_gate(toy):
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--rescore *first.json --report-json *: the same file*"])
     assert read_json(record)["items"] == data["items"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_rescore_without_a_path_collects_the_records_suites_not_the_testpaths(toy, mode):
+    """`pytest --rescore RUN.json` as the README writes it: the project's testpaths (here a
+    failing harness test) are not collected beside the re-score."""
+    run(toy, [], "--no-cache")
+    toy.mkdir("harness")
+    (toy.path / "harness" / "test_harness.py").write_text("def test_harness():\n    assert False\n")
+    toy.makepyprojecttoml(
+        "[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\ntestpaths = ['harness']\n"
+    )
+    result = toy.runpytest_subprocess(
+        "--rescore", "record.json", "--report-json", "again.json", "--data-dir", "data", *mode
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert "test_harness" not in result.stdout.str()
+    result.stdout.fnmatch_lines(["*24 passed*"])
