@@ -185,6 +185,12 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
         evaluate(
             items, state.suites, state.settings.gates, state.baseline,
             config.getoption("max_regression"), skipped=state.skipped,
+            unloaded={
+                name: error.split(": ", 1)[1]
+                for error in state.usage_errors
+                for name in state.registry.names
+                if error.startswith(f"{name}: ")
+            },
             allow_incomparable=config.getoption("allow_incomparable_baseline"),
         )
     )  # fmt: skip
@@ -541,7 +547,7 @@ class Controller:
         elif state.crashes:
             leave_undecided(record["gates"], "a process crashed while running an item")
         elif not record["complete"]:  # an incomplete record never shows a passed gate
-            leave_undecided(record["gates"], "the run is incomplete")
+            leave_undecided(record["gates"], "the run is incomplete", decided_only=True)
         elif state.shard is not None:
             leave_undecided(record["gates"], f"shard {state.shard}; extractbench merge decides")
         for gate in record["gates"]:

@@ -29,6 +29,7 @@ def evaluate(
     max_regression: float | None = None,
     *,
     skipped: Mapping[str, str] | None = None,
+    unloaded: Mapping[str, str] | None = None,
     allow_incomparable: bool = False,
 ) -> dict[str, Any]:
     """Aggregate the scored items and check gates and regressions.
@@ -44,6 +45,7 @@ def evaluate(
         baseline: an earlier run record to compare with, or None.
         max_regression: tolerated drop per metric (see :func:`plugins.baseline.compare_records`).
         skipped: suite -> reason, for suites skipped with ``--skip-missing-data``.
+        unloaded: suite -> the error that stopped its data from loading.
         allow_incomparable: a baseline sharing no item does not fail the run.
 
     Returns:
@@ -62,7 +64,12 @@ def evaluate(
         "gates": [
             r.to_dict()
             for r in evaluate_gates(
-                list(gates), means, selected_suites(items, suites), dict(skipped or {}), failed
+                list(gates),
+                means,
+                selected_suites(items, suites),
+                dict(skipped or {}),
+                failed,
+                dict(unloaded or {}),
             )
         ],
     }
@@ -73,8 +80,12 @@ def evaluate(
     return out
 
 
-def leave_undecided(gates: Sequence[dict[str, Any]], why: str) -> None:
+def leave_undecided(
+    gates: Sequence[dict[str, Any]], why: str, *, decided_only: bool = False
+) -> None:
     """Mark every gate result not evaluated (``passed`` None), saying ``why``: a partial
-    run (interrupted) or one shard of a run decides nothing."""
+    run (interrupted) or one shard of a run decides nothing. ``decided_only``: a gate
+    that was not evaluated anyway keeps its own reason (its data did not load, say)."""
     for gate in gates:
-        gate.update(passed=None, reason=f"not evaluated: {why} ({gate['reason']})")
+        if not decided_only or gate["passed"] is not None:
+            gate.update(passed=None, reason=f"not evaluated: {why} ({gate['reason']})")

@@ -122,6 +122,7 @@ def evaluate_gates(
     selected: set[str],
     skipped: Mapping[str, str] | None = None,
     failed_items: Mapping[str, int] | None = None,
+    unloaded: Mapping[str, str] | None = None,
 ) -> list[GateResult]:
     """Check each gate against the aggregate means of a run.
 
@@ -135,15 +136,26 @@ def evaluate_gates(
         selected: suites this command selected (items collected for them).
         skipped: suite -> why it was skipped.
         failed_items: suite -> number of its items that failed.
+        unloaded: suite -> why its data did not load (a usage error of the run).
     """
     skipped = skipped or {}
+    unloaded = unloaded or {}
     failed_items = failed_items or {}
     results = []
     for gate in gates:
         value = means.get(gate.metric)
         suite = gate.metric.split("/", 1)[0]
         if value is None:
-            if suite in skipped:
+            if suite in unloaded:
+                results.append(
+                    GateResult(
+                        gate,
+                        None,
+                        None,
+                        f"not evaluated: suite {suite!r} did not load ({unloaded[suite]})",
+                    )  # fmt: skip
+                )
+            elif suite in skipped:
                 results.append(
                     GateResult(
                         gate,

@@ -200,5 +200,5 @@ def merge_records(
     elif merged["crashes"]:
         leave_undecided(merged["gates"], "a process crashed while running an item")
     elif not merged["complete"]:  # an incomplete record never shows a passed gate
-        leave_undecided(merged["gates"], "the run is incomplete")
+        leave_undecided(merged["gates"], "the run is incomplete", decided_only=True)
     return merged

@@ -455,3 +455,14 @@ def test_a_malformed_record_names_the_field_and_the_expected_type(tmp_path, chan
         read_record(path)
     assert str(raised.value) == f"{path}: {message}"
     assert cli_main(["report", str(path)]) == 4
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_gate_of_a_suite_whose_data_did_not_load_names_that_cause(toy, mode):
+    data = toy.path / "data" / "toy.jsonl"
+    data.write_text(data.read_text() + "{broken\n")
+    result, record = run(toy, mode, "--gate", "toy/accuracy>=0.1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    [gate] = record["gates"]
+    assert gate["passed"] is None
+    assert gate["reason"] == f"not evaluated: suite 'toy' did not load ({data}:25: not valid JSON)"
