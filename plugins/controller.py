@@ -132,10 +132,15 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
             judge = state.judge.describe() if state.judge is not None else None
         except OSError as exc:
             model = {"backend": spec.backend, "path": str(spec.path), "error": str(exc)}
+    # -k, -m, --deselect, --lf left out part of a suite: a subset decides nothing
+    subset = {
+        n: i["items_deselected"] for n, i in state.suites.items() if i.get("items_deselected")
+    }
+    allow_subset = bool(config.getoption("allow_subset"))
+    rescored_complete = replay is None or bool(replay.get("complete", False))
     complete = (
-        (
-            replay is None or bool(replay.get("complete", False))
-        )  # a re-score is as complete as its record
+        rescored_complete  # a re-score is as complete as its record
+        and (not subset or allow_subset)
         and not state.interrupted
         and not state.stopped
         and not state.crashes
@@ -167,6 +172,8 @@ def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dic
     }
     if judge is not None:
         record["judge"] = judge
+    if subset:
+        record["subset"] = {"items_deselected": subset, "allowed": allow_subset}
     # no credential of a --base-url reaches an output (settings.argv, model, errors); the
     # items' predictions and references stay verbatim (their endpoints are redacted at source)
     record = {k: v if k == "items" else redact_json(v) for k, v in record.items()}
@@ -546,6 +553,11 @@ class Controller:
             leave_undecided(record["gates"], "run interrupted")
         elif state.crashes:
             leave_undecided(record["gates"], "a process crashed while running an item")
+        elif record.get("subset") and not record["subset"]["allowed"]:
+            leave_undecided(
+                record["gates"], "a subset of the selected items ran (-k, -m, --deselect, --lf); "
+                "--allow-subset decides on it",
+            )  # fmt: skip
         elif not record["complete"]:  # an incomplete record never shows a passed gate
             leave_undecided(record["gates"], "the run is incomplete", decided_only=True)
         elif state.shard is not None:

@@ -311,6 +311,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         if isinstance(bench_item, Item):
             running[bench_item.suite] += 1
     for name, info in state.suites.items():
+        dropped = (info["items_selected"] or 0) - running[name]
+        if dropped and running[name]:  # a part of the suite: the gates would see a subset
+            info["items_deselected"] = dropped
         info["items_selected"] = running[name]
 
 

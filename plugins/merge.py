@@ -124,6 +124,12 @@ def merge_records(
     """
     if not records:
         raise MergeError("no run records to merge")
+    for record, name in zip(records, names, strict=True):
+        if record.get("subset"):
+            raise MergeError(
+                f"{name}: made with a selection (-k, -m, --deselect or --lf) that left out "
+                "items; merge shards selected by --shard alone"
+            )
     count = _shards(records, names)
     _check_same(records, names)
     items: dict[str, dict[str, Any]] = {}

@@ -128,6 +128,14 @@ def add_options(parser: pytest.Parser) -> pytest.OptionGroup:
         "model.weight_repack says what was decided and why.",
     )
     group.addoption(
+        "--allow-subset",
+        action="store_true",
+        help="decide the gates on a subset of a suite's items that -k, -m, --deselect or --lf "
+        "left (the record says subset). Without it such a run decides no gate of those "
+        "suites and is INCOMPLETE (exit 1): a release gate never passes on part of a suite. "
+        "--limit and suite paths are not subsets.",
+    )
+    group.addoption(
         "--crash-guard",
         default="auto",
         choices=CRASH_GUARD_MODES,

@@ -134,6 +134,13 @@ def verdict(record: Mapping[str, Any]) -> Verdict:
             return Verdict(OUTPUT_ERROR, "FAIL", outputs + crashes)
         return Verdict(CRASHED, "CRASHED", [*crashes, "gates not decided"])
     reasons: list[str] = []
+    subset = record.get("subset") or {}
+    if subset and not subset.get("allowed"):
+        dropped = ", ".join(f"{n} of {s}" for s, n in sorted(subset["items_deselected"].items()))
+        reasons.append(
+            f"a subset ran: -k, -m, --deselect or --lf left out {dropped}'s items; gates not "
+            "decided (--allow-subset decides on the subset)"
+        )
     if record.get("stopped"):
         reasons.append(f"run stopped: {record['stopped']}")
     reasons += _item_failures(record)

@@ -406,12 +406,35 @@ def test_sigint_leaves_a_record_of_finished_items(toy, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_k_selection_is_a_complete_run_of_the_selected_items(toy, mode):
-    result, record = run(toy, mode, "-k", "d1/ or d2/")
+@pytest.mark.parametrize(
+    "select",
+    [["-k", "d1/ or d2/"], ["--deselect", "test_toy.py::test_toy[toy/d0/size]"]],
+    ids=["k", "deselect"],
+)
+def test_a_subset_of_a_suite_decides_no_gate_unless_allowed(toy, mode, select):
+    """-k, --deselect (and -m, --lf) leave out part of the suite: the gate that the subset
+    passes is not decided and the run is INCOMPLETE; --allow-subset decides on it and the
+    record says subset. merge refuses such a record as a shard."""
+    kept = 8 if select[0] == "-k" else 23
+    result, record = run(toy, mode, *select, "--gate", "toy/accuracy>=0.1")
+    assert result.ret == 1, result.stdout.str()
+    assert record["counts"]["scored"] == record["counts"]["expected"] == kept
+    assert record["complete"] is False and record["verdict"]["word"] == "INCOMPLETE"
+    assert record["subset"] == {"items_deselected": {"toy": 24 - kept}, "allowed": False}
+    [gate] = record["gates"]
+    assert gate["passed"] is None and "--allow-subset decides on it" in gate["reason"]
+    result.stdout.fnmatch_lines(
+        [f"*INCOMPLETE (exit 1): a subset ran: *left out {24 - kept} of toy*"]
+    )
+    result, record = run(toy, mode, *select, "--gate", "toy/accuracy>=0.1", "--allow-subset")
     assert result.ret == 0, result.stdout.str()
-    assert record["counts"]["scored"] == record["counts"]["expected"] == 8
-    assert record["complete"] is True and record["suites"]["toy"]["items_selected"] == 8
-    result.stdout.fnmatch_lines(["*items: 8 scored, 0 failed, of 8 selected*"])
+    assert record["complete"] is True and record["subset"]["allowed"] is True
+    assert record["gates"][0]["passed"] is True
+    result.stdout.fnmatch_lines([f"*items: {kept} scored, 0 failed, of {kept} selected*"])
+    from plugins.merge import MergeError, merge_records
+
+    with pytest.raises(MergeError, match="made with a selection .* that left out items"):
+        merge_records([record], ["subset.json"])
 
 
 @pytest.mark.parametrize("mode", MODES)
