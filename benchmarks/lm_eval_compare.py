@@ -38,7 +38,7 @@ from fixtures.data import require_data_dir  # noqa: E402
 from fixtures.models.files import default_model_path  # noqa: E402
 from fixtures.models.openai_backend import LLAMA_CPP_GREEDY  # noqa: E402
 from fixtures.models.serve import MODEL_ALIAS, start_server  # noqa: E402
-from plugins.selection import rank, stratified_limit  # noqa: E402
+from plugins.run.selection import rank, stratified_limit  # noqa: E402
 from suites.fda.items import load_items  # noqa: E402
 from suites.fda.metrics import containment  # noqa: E402
 

@@ -98,7 +98,7 @@ def shards(args: argparse.Namespace, folder: Path, single: Path) -> dict:
         paths.append(str(out))
     merged = folder / "merged.json"
     done = subprocess.run(
-        [sys.executable, "-m", "plugins.cli", "merge", *paths, "-o", str(merged)],
+        [sys.executable, "-m", "plugins.cli.main", "merge", *paths, "-o", str(merged)],
         cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
     if not merged.exists():

@@ -232,7 +232,10 @@ def table(args: argparse.Namespace, results: dict[str, dict]) -> str:
             status += f" ({res.get('crashed_during')})"
         row = [mode, status, fmt(res.get("load_s"), 2)]
         row += [fmt(prefill.get(str(n), {}).get("tokens_per_s"), 1) for n in args.prompt_tokens]
-        row += [fmt(decode.get("tokens_per_s"), 1), fmt(decode.get("llama_timings_tokens_per_s"), 1)]
+        row += [
+            fmt(decode.get("tokens_per_s"), 1),
+            fmt(decode.get("llama_timings_tokens_per_s"), 1),
+        ]
         rows.append(row)
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     lines = ("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in rows)

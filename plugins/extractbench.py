@@ -1,7 +1,7 @@
 """The pytest hook layer: options, item parametrization, score recording, gates, reports.
 
-Hooks stay thin and call plain functions (``plugins.aggregate``, ``plugins.gates``,
-``plugins.runrecord``, ``plugins.terminal``, ``plugins.selection``). Only the xdist
+Hooks stay thin and call plain functions (``plugins.verdict.aggregate``, ``plugins.verdict.gates``,
+``plugins.outputs.record``, ``plugins.outputs.terminal``, ``plugins.run.selection``). Only the xdist
 controller (or the single process without xdist) aggregates and writes files.
 """
 
@@ -18,17 +18,17 @@ from _pytest.reports import TestReport
 
 from fixtures.models.base import RunStopper
 from fixtures.models.wrappers import recording_calls
-from plugins.controller import Controller, Worker
-from plugins.gates import GateError
-from plugins.nodes import bench_item_of
-from plugins.options import add_options
-from plugins.recorder import ItemRecorder
-from plugins.runrecord import RecordError, new_run_id, read_record
-from plugins.selection import stratified_limit
-from plugins.settings import SettingsError, check_settings, read_settings
-from plugins.shard import parse_shard
-from plugins.state import STATE_KEY, USAGE_PREFIX, RunState
-from plugins.supervisor import Journal, should_supervise, supervise, take_journal
+from fixtures.nodes import bench_item_of
+from plugins.outputs.record import RecordError, new_run_id, read_record
+from plugins.run.controller import Controller, Worker
+from plugins.run.options import add_options
+from plugins.run.recorder import ItemRecorder
+from plugins.run.selection import stratified_limit
+from plugins.run.settings import SettingsError, check_settings, read_settings
+from plugins.run.shard import parse_shard
+from plugins.run.state import STATE_KEY, USAGE_PREFIX, RunState
+from plugins.run.supervisor import Journal, should_supervise, supervise, take_journal
+from plugins.verdict.gates import GateError
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.protocol import Suite
 from suites.registry import SOURCES_HINT, Registry, RegistryError, entry_point_suites

@@ -68,7 +68,7 @@ SUITE = Suite(
 """
 
 TOY_TEST = """
-from plugins.suite_test import suite_test
+from plugins.run.suite_test import suite_test
 
 test_toy = suite_test("toy")
 """

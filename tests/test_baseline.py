@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from plugins.baseline import compare_records
-from plugins.cli import main as cli_main
-from plugins.runrecord import SCHEMA_VERSION
+from plugins.cli.main import main as cli_main
+from plugins.outputs.record import SCHEMA_VERSION
+from plugins.verdict.baseline import compare_records
 
 
 def record(

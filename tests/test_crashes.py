@@ -12,8 +12,8 @@ import pytest
 
 from fixtures.models.repack import build_features, cpu_flags, decide
 from fixtures.models.serve import server_command
-from plugins.crashes import crash_message, describe_fault
-from plugins.verdict import CRASHED, verdict
+from plugins.run.crashes import crash_message, describe_fault
+from plugins.verdict.decide import CRASHED, verdict
 from tests.conftest import read_json
 
 AMX_CPU = frozenset({"avx2", "avx512f", "amx_tile", "amx_int8", "amx_bf16"})

@@ -126,7 +126,7 @@ def test_a_refused_connection_is_one_line_and_a_usage_error(repo, tmp_path):
     assert "refuses connections" in lines[start], result.stderr[-2000:]
     assert lines[start + 1].startswith("fda: data missing") and "Traceback" not in result.stderr
     cli = subprocess.run(
-        [sys.executable, "-m", "plugins.cli", "data", "fetch", "fda", "--mirror", "http://127.0.0.1:9",
+        [sys.executable, "-m", "plugins.cli.main", "data", "fetch", "fda", "--mirror", "http://127.0.0.1:9",
          "--dest", str(tmp_path / "d")], cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
     assert cli.returncode == 1 and cli.stderr.count("\n") == 1  # one line

@@ -17,7 +17,7 @@ import pytest
 from fixtures.models.base import ModelLoadError
 from fixtures.models.fake import FakeBackend
 from fixtures.models.wrappers import CachingBackend
-from plugins.cli import main as cli_main
+from plugins.cli.main import main as cli_main
 from tests.conftest import Output, interruptible, read_json
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer
 from tests.test_plugin import FAILING_SUITE, MODES, run
@@ -126,7 +126,7 @@ def test_a_record_cannot_make_report_import_a_module(toy, tmp_path):
     (folder / "evil.py").write_text("open('MARKER', 'w').write('ran')\n")
     root = Path(__file__).resolve().parents[1]
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from plugins.cli "
+        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from plugins.cli.main "
          "import main; sys.exit(main(['report', 'RUN.json', '--summary-md', 'o.md']))", str(root)],
         cwd=folder, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(folder)},
     )  # fmt: skip
@@ -397,7 +397,7 @@ def test_a_malformed_answer_is_a_model_error_with_the_reason(toy, fault, reason)
 
 
 def test_the_verdict_never_hides_a_pytest_internal_error():
-    from plugins.verdict import verdict
+    from plugins.verdict.decide import verdict
 
     record = {"complete": True, "items": [{"id": "t/1", "suite": "t", "outcome": "passed"}],
               "counts": {"items": 1, "expected": 1}, "gates": []}  # fmt: skip
@@ -447,7 +447,7 @@ def test_report_renders_a_record_whose_predictions_are_objects(toy, capsys):
      ({"items": [{"id": 3}]}, "field items[0] is not an object with a string id")],
 )  # fmt: skip
 def test_a_malformed_record_names_the_field_and_the_expected_type(tmp_path, change, message):
-    from plugins.runrecord import SCHEMA_VERSION, RecordError, read_record
+    from plugins.outputs.record import SCHEMA_VERSION, RecordError, read_record
 
     path = tmp_path / "r.json"
     path.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "items": [], **change}))

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from plugins.gates import GateError, evaluate_gates, gates_from_config, parse_gate
+from plugins.verdict.gates import GateError, evaluate_gates, gates_from_config, parse_gate
 
 
 @pytest.mark.parametrize(

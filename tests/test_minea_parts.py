@@ -571,7 +571,7 @@ def test_relevance_is_meteor_and_spread_is_relative_std():
 def test_needles_command_writes_the_default_set_of_a_run(tmp_path, capsys):
     from dataclasses import asdict
 
-    from plugins.cli import main
+    from plugins.cli.main import main
     from suites.minea.items import needle_set
     from suites.minea.suite import MineaOptions
 

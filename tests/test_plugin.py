@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from plugins.plots import distribution_plot
+from plugins.outputs.plots import distribution_plot
 from tests.conftest import TOY_CONFTEST, TOY_SUITE, interruptible, read_json
 
 # the toy suite with a model that fails on every item
@@ -431,7 +431,7 @@ def test_a_subset_of_a_suite_decides_no_gate_unless_allowed(toy, mode, select):
     assert record["complete"] is True and record["subset"]["allowed"] is True
     assert record["gates"][0]["passed"] is True
     result.stdout.fnmatch_lines([f"*items: {kept} scored, 0 failed, of {kept} selected*"])
-    from plugins.merge import MergeError, merge_records
+    from plugins.cli.merge import MergeError, merge_records
 
     with pytest.raises(MergeError, match="made with a selection .* that left out items"):
         merge_records([record], ["subset.json"])

@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from plugins.selection import stratified_limit
+from plugins.run.selection import stratified_limit
 from suites.item import Item
 
 

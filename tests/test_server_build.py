@@ -88,7 +88,7 @@ def cache(tmp_path, monkeypatch) -> Path:
 
 def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "plugins.cli", *args], capture_output=True, text=True,
+        [sys.executable, "-m", "plugins.cli.main", *args], capture_output=True, text=True,
         env={**os.environ, **(env or {})}, timeout=600,
     )  # fmt: skip
 

@@ -75,7 +75,7 @@ def test_a_suite_from_another_installed_package_runs_with_pytest(pytester: pytes
     _install_other_package(site)
     project = pytester.mkdir("project")
     (project / "test_other.py").write_text(
-        "from plugins.suite_test import suite_test\n\ntest_other = suite_test('other')\n"
+        "from plugins.run.suite_test import suite_test\n\ntest_other = suite_test('other')\n"
     )
     (project / "data").mkdir()
     (project / "data" / "other.txt").write_text("colour: red\ncolour: blue\n")

@@ -1,7 +1,7 @@
 """Table QA (lookup questions over wiki and synthetic tables) and TableBench alongside: one
 test per item; the suites are ``suites/tableqa/suite.py``."""
 
-from plugins.suite_test import suite_test
+from plugins.run.suite_test import suite_test
 
 test_tableqa = suite_test("tableqa")
 test_tablebench = suite_test("tablebench")

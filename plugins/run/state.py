@@ -10,8 +10,8 @@ import pytest
 
 from fixtures.models import GenerationCache, ModelSpec
 from fixtures.models.serve import LocalServer
-from plugins.settings import Settings
-from plugins.shard import Shard
+from plugins.run.settings import Settings
+from plugins.run.shard import Shard
 from suites.datasets.resolve import DataChoice
 from suites.item import Item, SuiteData
 from suites.registry import Registry

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from typing import Any
 
-from plugins.verdict import verdict
+from plugins.verdict.decide import verdict
 
 __all__ = ["suite_properties", "junit_xml", "junit_names", "xml_safe"]
 

@@ -14,11 +14,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plugins.endpoint_stats import endpoint_stats
-from plugins.evaluation import evaluate, leave_undecided
-from plugins.gates import GateError, parse_gate
-from plugins.runrecord import item_counts, new_run_id
-from plugins.shard import parse_shard
+from plugins.outputs.endpoint_stats import endpoint_stats
+from plugins.outputs.record import item_counts, new_run_id
+from plugins.run.shard import parse_shard
+from plugins.verdict.evaluation import evaluate, leave_undecided
+from plugins.verdict.gates import GateError, parse_gate
 
 __all__ = ["MergeError", "merge_records", "SAME_IN_EVERY_SHARD"]
 

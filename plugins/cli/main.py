@@ -4,7 +4,7 @@
                                  [--html out.html] [--summary-md out.md]
 
 renders the same aggregate section, plots and item table as a live run, from the run
-record alone, and exits with the run's own status (``plugins.verdict``: 0 PASS, 1 FAIL
+record alone, and exits with the run's own status (``plugins.verdict.decide``: 0 PASS, 1 FAIL
 or INCOMPLETE, 2 interrupted, 5 nothing measured, 6 outputs not written); 4 on bad input
 (one line on stderr). Without --html/--summary-md it prints the verdict only.
 
@@ -18,7 +18,7 @@ own commands come from the suite (``Suite.commands``, here ``suites/minea/comman
                        [--html out.html] [--summary-md out.md] [--baseline OLD.json ...]
 
 merges the run records of ``--shard 1/N`` ... ``N/N`` into the record, JUnit and summaries
-one run of all items would give, and exits with that run's status (``plugins.merge``).
+one run of all items would give, and exits with that run's status (``plugins.cli.merge``).
 
     extractbench data fetch [SUITE...] [--mirror URL] [--dest DIR]
     extractbench data verify [DIR] [--suite SUITE]
@@ -44,16 +44,16 @@ import sys
 from pathlib import Path
 from typing import NoReturn
 
-from plugins.baseline import baseline_section
-from plugins.controller import suite_lines_and_artifacts
-from plugins.html_report import page_html
-from plugins.junit import junit_xml
-from plugins.markdown import summary_markdown
-from plugins.merge import MergeError, merge_records
-from plugins.plots import metric_plots
-from plugins.runrecord import RecordError, read_record, write_record
-from plugins.terminal import score_table
-from plugins.verdict import USAGE_ERROR, verdict
+from plugins.cli.merge import MergeError, merge_records
+from plugins.outputs.html_report import page_html
+from plugins.outputs.junit import junit_xml
+from plugins.outputs.markdown import summary_markdown
+from plugins.outputs.plots import metric_plots
+from plugins.outputs.record import RecordError, read_record, write_record
+from plugins.outputs.terminal import score_table
+from plugins.run.controller import suite_lines_and_artifacts
+from plugins.verdict.baseline import baseline_section
+from plugins.verdict.decide import USAGE_ERROR, verdict
 from suites.datasets.fetch import MIRROR_ENV
 from suites.datasets.manifest import MANIFEST_PATH
 from suites.files import atomic_write
@@ -172,7 +172,7 @@ def data_command(args: argparse.Namespace) -> int:
         print(f"source {name}: {source.repository}@{source.commit[:12]}: {source.license}")
     places = {
         "user cache": cache,
-        "../shared/data": Path(__file__).resolve().parents[1].parent / "shared" / "data",
+        "../shared/data": Path(__file__).resolve().parents[3] / "shared" / "data",
     }
     if os.environ.get("EXTRACTBENCH_DATA"):
         places = {"$EXTRACTBENCH_DATA": Path(os.environ["EXTRACTBENCH_DATA"]), **places}

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from plugins.aggregate import aggregate
-from plugins.baseline import baseline_section
-from plugins.gates import Gate, evaluate_gates
+from plugins.verdict.aggregate import aggregate
+from plugins.verdict.baseline import baseline_section
+from plugins.verdict.gates import Gate, evaluate_gates
 
 __all__ = ["evaluate", "selected_suites", "leave_undecided"]
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plugins.gates import Gate, gates_from_config, parse_gate
+from plugins.verdict.gates import Gate, gates_from_config, parse_gate
 from suites.item import DataError
 from suites.registry import Registry
 

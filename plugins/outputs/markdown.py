@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from plugins.verdict import verdict
+from plugins.verdict.decide import verdict
 
 __all__ = ["summary_markdown"]
 

@@ -25,25 +25,25 @@ import pytest
 from _pytest.reports import TestReport
 
 from fixtures.models.redact import redact_json, redact_text
-from plugins.code_version import code_version
-from plugins.crashes import (
+from plugins.outputs.code_version import code_version
+from plugins.outputs.endpoint_stats import endpoint_lines, endpoint_stats
+from plugins.outputs.html_report import item_details, scores_cell, summary_html
+from plugins.outputs.junit import suite_properties
+from plugins.outputs.markdown import summary_markdown
+from plugins.outputs.plots import metric_plots
+from plugins.outputs.record import SCHEMA_VERSION, item_counts, remove_stale, write_record
+from plugins.outputs.terminal import score_table
+from plugins.run.crashes import (
     FAULT_DIR_KEY,
     crash_message,
     crashed_item_entry,
     enable_fault_log,
     read_fault,
 )
-from plugins.endpoint_stats import endpoint_lines, endpoint_stats
-from plugins.evaluation import evaluate, leave_undecided
-from plugins.grouping import GroupingLost, ungrouped_items
-from plugins.html_report import item_details, scores_cell, summary_html
-from plugins.junit import suite_properties
-from plugins.markdown import summary_markdown
-from plugins.plots import metric_plots
-from plugins.runrecord import SCHEMA_VERSION, item_counts, remove_stale, write_record
-from plugins.state import USAGE_PREFIX, RunState
-from plugins.terminal import score_table
-from plugins.verdict import verdict
+from plugins.run.grouping import GroupingLost, ungrouped_items
+from plugins.run.state import USAGE_PREFIX, RunState
+from plugins.verdict.decide import verdict
+from plugins.verdict.evaluation import evaluate, leave_undecided
 from suites.datasets.manifest import load_manifest
 from suites.datasets.provenance import data_provenance
 from suites.datasets.resolve import DataChoice, DataDirError, choose_data_dir, offline_from_env
@@ -113,7 +113,7 @@ def _run_settings(config: pytest.Config, state: RunState) -> dict[str, Any]:
 
 def build_record(config: pytest.Config, state: RunState, exitstatus: int) -> dict[str, Any]:
     """The run record of the items finished so far (a JSON-safe dict), without the
-    verdict (``plugins.verdict`` decides from this record)."""
+    verdict (``plugins.verdict.decide`` decides from this record)."""
     items = [state.items[key] for key in sorted(state.items)]
     known = [info.get("items_selected") for info in state.suites.values()]
     expected = sum(n or 0 for n in known)
@@ -452,7 +452,7 @@ class Controller:
     @pytest.hookimpl(optionalhook=True)
     def pytest_handlecrashitem(self, crashitem: str, report: TestReport, sched: Any) -> None:
         """A process died while running ``crashitem`` (an xdist worker; without xdist, the
-        supervised pytest process, :mod:`plugins.supervisor`): record it as failed, naming
+        supervised pytest process, :mod:`plugins.run.supervisor`): record it as failed, naming
         the process, the signal, the top frame and the library from its fault report, in
         the run record, the report (JUnit, terminal) and a terminal line now. A re-run of
         the item, if any, does not hide the crash."""
@@ -515,7 +515,7 @@ class Controller:
         """``--dist loadgroup`` with recovery from a crashed worker that cannot hang."""
         if getattr(config.option, "dist", "no") != "loadgroup":
             return None
-        from plugins.scheduling import CrashSafeLoadGroupScheduling
+        from plugins.run.scheduling import CrashSafeLoadGroupScheduling
 
         return CrashSafeLoadGroupScheduling(config, log)
 

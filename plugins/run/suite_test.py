@@ -14,9 +14,9 @@ import pytest
 
 from fixtures.models.routing import routing
 from fixtures.models.wrappers import CachingBackend
-from plugins.nodes import bench_items
-from plugins.recorder import ItemRecorder
-from plugins.state import STATE_KEY, RunState
+from fixtures.nodes import bench_items
+from plugins.run.recorder import ItemRecorder
+from plugins.run.state import STATE_KEY, RunState
 from suites.item import Item
 from suites.protocol import Models
 

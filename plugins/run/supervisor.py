@@ -1,7 +1,7 @@
 """Without xdist (``-n 0``), a run that survives the death of its own process.
 
 Under xdist a worker that dies from a signal is replaced and the controller records the
-crash (:mod:`plugins.crashes`). Without workers the pytest process running the items is
+crash (:mod:`plugins.run.crashes`). Without workers the pytest process running the items is
 the one that dies, and a segfault leaves no record, no JUnit file and a shell status of
 139. So when the model runs native code in process (``--crash-guard auto``: llama-cpp and
 hf), the pytest process the user started becomes a supervisor: it runs the same command
@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from plugins.crashes import crash_message, read_fault
+from plugins.run.crashes import crash_message, read_fault
 
 __all__ = [
     "JOURNAL_ENV",

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from plugins.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from plugins.verdict.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 __all__ = ["Comparison", "compare_records", "paired_bootstrap", "baseline_section"]
 
@@ -80,7 +80,7 @@ def compare_records(
     """Compare every metric present in either record.
 
     Args:
-        current, baseline: run records (see :mod:`plugins.runrecord`).
+        current, baseline: run records (see :mod:`plugins.outputs.record`).
         max_regression: largest tolerated drop of a mean (metric units); None reports
             deltas without failing.
 

@@ -10,7 +10,7 @@ import pytest
 
 from fixtures.models import BACKENDS
 from fixtures.models.repack import REPACK_MODES
-from plugins.supervisor import CRASH_GUARD_MODES
+from plugins.run.supervisor import CRASH_GUARD_MODES
 
 __all__ = ["add_options"]
 

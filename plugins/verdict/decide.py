@@ -106,7 +106,7 @@ def verdict(record: Mapping[str, Any]) -> Verdict:
     incomplete, else FAIL); else PASS (exit 0).
 
     Args:
-        record: a run record (``plugins.runrecord``); fields it lacks count as empty.
+        record: a run record (``plugins.outputs.record``); fields it lacks count as empty.
 
     Returns:
         The :class:`Verdict`.

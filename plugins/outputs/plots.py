@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from plugins.aggregate import metric_values
+from plugins.verdict.aggregate import metric_values
 
 __all__ = ["metric_plots", "distribution_plot"]
 

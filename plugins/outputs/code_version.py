@@ -12,7 +12,7 @@ from typing import Any
 
 __all__ = ["code_version"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("plugins", "fixtures", "suites")
 SUFFIXES = (".py", ".json", ".j2")
 

@@ -11,12 +11,13 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from plugins.verdict import verdict
+from plugins.verdict.decide import verdict
 
 __all__ = ["summary_html", "page_html", "scores_cell", "item_details", "as_text"]
 
 _ENV = Environment(
-    loader=PackageLoader("plugins", "templates"), autoescape=select_autoescape(["html", "j2"])
+    loader=PackageLoader("plugins.outputs", "templates"),
+    autoescape=select_autoescape(["html", "j2"]),
 )
 
 

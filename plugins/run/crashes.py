@@ -7,7 +7,7 @@ in the run's fault folder), so after a death the run names the item, the signal,
 frame and, where the report holds native frames (Python 3.14 and later), the native
 library. Under xdist the controller reads the dead worker's file
 (:meth:`plugins.controller.Controller.pytest_handlecrashitem`); without xdist the
-supervising process does (:mod:`plugins.supervisor`).
+supervising process does (:mod:`plugins.run.supervisor`).
 """
 
 from __future__ import annotations
