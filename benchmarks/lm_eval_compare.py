@@ -35,12 +35,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fixtures.data import require_data_dir  # noqa: E402
-from fixtures.models.files import default_model_path  # noqa: E402
 from fixtures.models.openai_backend import LLAMA_CPP_GREEDY  # noqa: E402
 from fixtures.models.serve import MODEL_ALIAS, start_server  # noqa: E402
 from plugins.run.selection import rank, stratified_limit  # noqa: E402
 from suites.fda.items import load_items  # noqa: E402
 from suites.fda.metrics import containment  # noqa: E402
+from suites.model_files import default_model_path  # noqa: E402
 
 
 def select(items: list, n: int, how: str) -> tuple[list, list[str]]:

@@ -32,10 +32,10 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.lm_eval_compare import ours, select  # noqa: E402
 from fixtures.data import require_data_dir  # noqa: E402
-from fixtures.models.files import default_model_path  # noqa: E402
 from fixtures.models.serve import MODEL_ALIAS, start_server  # noqa: E402
 from fixtures.models.server_build import find_llama_server  # noqa: E402
 from suites.fda.items import load_items  # noqa: E402
+from suites.model_files import default_model_path  # noqa: E402
 
 REUSED_ENOUGH = 0.9  # the target: share of the prompt reused after a chunk's first item
 

@@ -37,7 +37,7 @@ def cached_json(name: str, key: str, compute: Callable[[], Any]) -> Any:
 
     A cache that cannot be read or written is ignored (the value is recomputed).
     """
-    from fixtures.models.files import cache_dir
+    from suites.files import cache_dir
 
     path = cache_dir() / "derived" / f"{name}-{key[:24]}.json"
     try:

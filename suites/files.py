@@ -11,7 +11,14 @@ from pathlib import Path
 
 from suites.item import DataError
 
-__all__ = ["read_text", "decode", "inside", "sha256_of", "atomic_write"]
+__all__ = ["read_text", "decode", "inside", "sha256_of", "atomic_write", "cache_dir"]
+
+
+def cache_dir() -> Path:
+    """The user cache folder: ``$XDG_CACHE_HOME/extractbench`` or ``~/.cache/extractbench``
+    (the default model, derived data files, a built llama-server)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "extractbench"
 
 
 def sha256_of(path: Path) -> str:

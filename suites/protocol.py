@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from fixtures.models.base import Backend, Generation
 from suites.item import Item, SuiteData
+from suites.model import Backend, Generation
 from suites.options import NoOptions, parse_options
 
-__all__ = ["Suite", "Models", "ItemResult", "generate", "lazy"]
+__all__ = ["Suite", "Models", "ItemResult", "CommandTools", "generate", "lazy"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +84,28 @@ def generate(item: Item, model: Backend) -> Generation:
     return model.generate(item.prompt, max_tokens=item.max_tokens, stop=item.stop)
 
 
+class CommandTools(Protocol):
+    """What a suite's own ``extractbench`` command may ask of the harness (the command
+    passes it as ``func(args, tools)``; a suite imports no backend)."""
+
+    def load_model(self, path: str | None, seed: int, n_ctx: int) -> tuple[Backend, str]:
+        """A llama.cpp model in process (``path`` None: the default model) and its name.
+
+        Raises:
+            ModelError: the file is missing, not GGUF, or does not load (one line).
+        """
+        ...
+
+    def data_dir(self, option: str | None) -> Path | None:
+        """The data folder (``--data-dir``, ``$EXTRACTBENCH_DATA``, the user cache,
+        ``../shared/data``), or None when none is found.
+
+        Raises:
+            DataError: the folder named does not exist (one line).
+        """
+        ...
+
+
 class OptionAdder(Protocol):
     def addoption(self, *names: str, **kwargs: Any) -> None: ...
 
@@ -115,10 +137,13 @@ class Suite:
         cli_options: ``getoption -> {option: value}``: suite options given through those
             command-line options (MINEA: ``--needles PATH``).
         commands: adds ``extractbench`` sub-commands to an argparse sub-parser set; each
-            sets ``func(args) -> exit status``.
+            sets ``func(args, tools) -> exit status`` (``tools``: :class:`CommandTools`).
         prefetch: ``run``'s first model call is ``generate(item, models.model)`` (the
             item's own prompt, budget and stop sequences), so with ``--concurrency`` a
             group's first calls may be sent ahead together.
+        ranges: ``(pattern, low, high)`` per metric whose scale is not [0, 1] (``fnmatch``
+            patterns, first match wins; ``-inf``/``inf`` for an open side): a recorded
+            score outside its metric's range fails the item with a named error.
     """
 
     name: str
@@ -136,6 +161,16 @@ class Suite:
     cli_options: Callable[[Callable[[str], Any]], dict[str, Any]] | None = None
     commands: Callable[[argparse._SubParsersAction], None] | None = None
     prefetch: bool = False
+    ranges: tuple[tuple[str, float, float], ...] = ()
+
+    def score_range(self, metric: str) -> tuple[float, float]:
+        """The declared range of ``metric`` (without the suite prefix): the first of
+        ``ranges`` whose pattern matches, else [0, 1] (DESIGN.md: scores are in [0, 1]
+        unless the source paper defines another scale)."""
+        for pattern, low, high in self.ranges:
+            if fnmatch.fnmatchcase(metric, pattern):
+                return low, high
+        return 0.0, 1.0
 
     def parse_options(self, values: Mapping[str, Any] | None = None) -> Any:
         """The suite's typed options from ``values`` (see :func:`parse_options`).

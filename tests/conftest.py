@@ -107,7 +107,52 @@ def toy(pytester: pytest.Pytester) -> pytest.Pytester:
 
 
 def read_json(path: Path) -> dict:
-    return json.loads(Path(path).read_text())
+    """A JSON file the tests read. A run record is checked on the way: it validates
+    against the record's JSON Schema (``extractbench schema``), and deciding it again as
+    ``extractbench report`` does gives the verdict and exit status it holds (the live
+    run, ``--rescore``, ``merge`` and ``report`` agree)."""
+    data = json.loads(Path(path).read_text())
+    if isinstance(data, dict) and "schema_version" in data:
+        check_record(data)
+    return data
+
+
+def decide_facts(*gates: str, **facts: object):  # noqa: ANN201 - a plugins.verdict.Verdict
+    """``plugins.verdict.decide`` on a record made of ``facts`` (every other field its
+    default), gated on the ``gates`` expressions, with the record's own selection."""
+    import plugins.verdict
+    from plugins.outputs.record import SCHEMA_VERSION
+    from plugins.outputs.record_io import parse_record
+    from plugins.verdict.decision import GateSet
+    from plugins.verdict.gates import parse_gate
+
+    record = parse_record(
+        {"schema_version": SCHEMA_VERSION, "run_id": "t", "selection": {}, **facts}
+    )
+    thresholds = tuple(parse_gate(g) for g in gates)
+    return plugins.verdict.decide(record, GateSet(thresholds), record.selection)
+
+
+def check_record(data: dict) -> None:
+    """Assert a run record's schema and that ``report``'s decision agrees with it."""
+    import jsonschema
+
+    import plugins.verdict
+    from plugins.cli.merge import record_gates
+    from plugins.outputs.record_io import parse_record, record_schema
+    from plugins.verdict.decision import GateSet
+
+    jsonschema.validate(data, record_schema())
+    record = parse_record(data)
+    recorded = record.baseline.model_dump(mode="json") if record.baseline else None
+    gates = GateSet(record_gates(record, "record"), None, recorded)
+    decided = plugins.verdict.decide(record, gates, record.selection)
+    lost = decided.with_lost_outputs(record.output_errors)
+    assert record.verdict is not None
+    assert (lost.status, lost.word) == (record.exit_status, record.verdict.word), (
+        f"report decides {lost.word} (exit {lost.status}), the run wrote "
+        f"{record.verdict.word} (exit {record.exit_status}): {lost.reasons} vs {record.verdict.reasons}"
+    )
 
 
 def require_installed(*modules: str) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.models.endpoints import rank
-from fixtures.models.files import default_model_path
+from suites.model_files import default_model_path
 from tests.conftest import interruptible, read_json, require_installed
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer
 from tests.test_plugin import MODES, run
@@ -160,13 +160,16 @@ def test_hf_backend_runs_the_toy_suite_with_the_default_gguf(toy):
         assert it["scores"]["accuracy"] == float(contained)
 
 
-def test_backend_table_declares_each_backend_and_keeps_the_cache_fingerprints():
-    """One table row per --backend; the fingerprints (generation-cache keys) are those
+def test_the_registry_holds_each_backend_and_keeps_the_cache_fingerprints():
+    """One entry point per --backend; the fingerprints (generation-cache keys) are those
     the if-ladders gave, so an upgrade keeps every cached generation."""
-    from fixtures.models import BACKEND_TABLE, BACKENDS, ModelSpec
+    from fixtures.models import ModelSpec, backend_names
+    from fixtures.models.registry import installed_backends
 
-    assert BACKENDS == ("llama-cpp", "hf", "openai", "fake")
-    assert set(BACKEND_TABLE) == set(BACKENDS)
+    assert backend_names() == ("llama-cpp", "hf", "openai", "fake")
+    kinds = installed_backends()
+    assert list(kinds) == list(backend_names()) and all(k.name == n for n, k in kinds.items())
+    assert [n for n, k in kinds.items() if k.in_process] == ["llama-cpp", "hf"]
     assert ModelSpec("fake", None, 3, 1).fingerprint() == "fake-lookup:seed=3"
     remote = ModelSpec("openai", None, 0, 1, base_url="http://h/v1", model_name="m", chat=True)
     assert remote.fingerprint() == "openai:http://h/v1:m:chat=True:seed=0"

@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from fixtures.models.base import Generation
 from fixtures.models.cache import GenerationCache, generation_key
 from fixtures.models.wrappers import CachingBackend, ReplayBackend, log_call, recording_calls
+from suites.model import Generation
 from tests.conftest import Output, interruptible, read_json
 from tests.test_plugin import MODES, run
 

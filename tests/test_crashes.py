@@ -13,8 +13,8 @@ import pytest
 from fixtures.models.repack import build_features, cpu_flags, decide
 from fixtures.models.serve import server_command
 from plugins.run.crashes import crash_message, describe_fault
-from plugins.verdict.decide import CRASHED, verdict
-from tests.conftest import read_json
+from plugins.verdict.exit_codes import CRASHED
+from tests.conftest import decide_facts, read_json
 
 AMX_CPU = frozenset({"avx2", "avx512f", "amx_tile", "amx_int8", "amx_bf16"})
 PLAIN_CPU = frozenset({"avx2", "fma", "f16c"})
@@ -118,16 +118,19 @@ def test_a_fault_report_names_the_signal_the_top_frame_and_the_library():
 
 
 def test_a_crash_decides_exit_7_before_the_items_and_gates():
+    crash = {"item": "x/1", "nodeid": "t[x/1]", "worker": "gw0",
+             "message": "worker gw0 died from SIGSEGV while running t[x/1]"}  # fmt: skip
     record = {
-        "complete": False, "counts": {"items": 3, "expected": 3},
-        "crashes": [{"message": "worker gw0 died from SIGSEGV while running t[x]"}],
-        "gates": [{"expression": "x/a>=1", "passed": False, "reason": "0 < 1"}],
+        "counts": {"items": 2, "expected": 2}, "crashes": [crash],
+        "items": [{"id": "x/0", "suite": "x", "scores": {"a": 0.0}},
+                  {"id": "x/1", "suite": "x", "outcome": "failed", "error": crash["message"]}],
     }  # fmt: skip
-    decision = verdict(record)
+    decision = decide_facts("x/a>=1", **record)
     assert decision.status == CRASHED == 7 and decision.word == "CRASHED"
-    assert decision.reasons[0] == "worker gw0 died from SIGSEGV while running t[x]"
-    assert verdict({**record, "output_errors": ["record: disk full"]}).status == 6
-    assert verdict({**record, "interrupted": "SIGINT"}).status == 2
+    assert decision.reasons[0] == "worker gw0 died from SIGSEGV while running t[x/1]"
+    assert decision.gates[0]["passed"] is None  # the failing gate is not decided either
+    assert decide_facts("x/a>=1", **record, output_errors=["record: disk full"]).status == 6
+    assert decide_facts("x/a>=1", **record, interrupted="SIGINT").status == 2
 
 
 # ---------------------------------------------------------------- a backend that segfaults

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.models.base import ModelLoadError
 from fixtures.models.fake import FakeBackend
 from fixtures.models.wrappers import CachingBackend
 from plugins.cli.main import main as cli_main
-from tests.conftest import Output, interruptible, read_json
+from suites.model import ModelLoadError
+from tests.conftest import Output, decide_facts, interruptible, read_json
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer
 from tests.test_plugin import FAILING_SUITE, MODES, run
 
@@ -117,19 +117,29 @@ def test_extractbench_report_gives_the_runs_own_verdict(toy, case, capsys):
 
 
 def test_a_record_cannot_make_report_import_a_module(toy, tmp_path):
+    """A record names no code: a field that would is not in its schema (exit 4, named), and
+    a suite the registry does not know gets no report, whatever the record says."""
     _, record = run(toy, [])
-    record["suites"]["toy"]["report"] = "evil"
-    record["suites"]["tableqa"] = {"report": "evil", "breakdown": []}
     folder = tmp_path / "received"
     folder.mkdir()
-    (folder / "RUN.json").write_text(json.dumps(record))
     (folder / "evil.py").write_text("open('MARKER', 'w').write('ran')\n")
     root = Path(__file__).resolve().parents[1]
-    proc = subprocess.run(
-        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from plugins.cli.main "
-         "import main; sys.exit(main(['report', 'RUN.json', '--summary-md', 'o.md']))", str(root)],
-        cwd=folder, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(folder)},
-    )  # fmt: skip
+
+    def report(data: dict) -> subprocess.CompletedProcess:
+        (folder / "RUN.json").write_text(json.dumps(data))
+        return subprocess.run(
+            [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from plugins.cli.main "
+             "import main; sys.exit(main(['report', 'RUN.json', '--summary-md', 'o.md']))", str(root)],
+            cwd=folder, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(folder)},
+        )  # fmt: skip
+
+    named = json.loads(json.dumps(record))
+    named["suites"]["toy"]["report"] = "evil"
+    proc = report(named)
+    assert proc.returncode == 4 and "field suites.toy.report is string 'evil'" in proc.stderr
+    unknown = json.loads(json.dumps(record))
+    unknown["suites"]["evil"] = {"breakdown": [], "notes": {"report": "evil"}}
+    proc = report(unknown)
     assert proc.returncode == 0, proc.stderr
     assert not (folder / "MARKER").exists()
 
@@ -139,7 +149,9 @@ def test_a_failing_plain_test_beside_the_suite_is_not_hidden_by_the_verdict(toy,
     toy.makepyfile(test_helper="def test_helper():\n    assert 1 == 2\n")
     result, record = run(toy, mode)
     assert result.ret == 1 and record["exit_status"] == 1
-    assert record["other_failures"] == ["test_helper.py::test_helper"]
+    assert [t["nodeid"] for t in record["other_tests"] if t["outcome"] == "failed"] == [
+        "test_helper.py::test_helper"
+    ]
     result.stdout.fnmatch_lines(
         ["*verdict: FAIL (exit 1): 1 other tests failed: test_helper.py::test_helper*"]
     )
@@ -397,12 +409,10 @@ def test_a_malformed_answer_is_a_model_error_with_the_reason(toy, fault, reason)
 
 
 def test_the_verdict_never_hides_a_pytest_internal_error():
-    from plugins.verdict.decide import verdict
-
-    record = {"complete": True, "items": [{"id": "t/1", "suite": "t", "outcome": "passed"}],
-              "counts": {"items": 1, "expected": 1}, "gates": []}  # fmt: skip
-    assert verdict(record).status == 0
-    assert verdict({**record, "pytest_exit_status": 3}).status == 3
+    record = {"items": [{"id": "t/1", "suite": "t", "scores": {"a": 1.0}}],
+              "counts": {"items": 1, "expected": 1}}  # fmt: skip
+    assert decide_facts("t/a>=0.5", **record).status == 0
+    assert decide_facts("t/a>=0.5", **record, pytest_exit_status=3).status == 3
 
 
 @pytest.mark.parametrize(
@@ -422,11 +432,18 @@ def test_a_command_line_mistake_of_extractbench_exits_4_not_2(argv, capsys):
 
 def test_report_renders_a_record_whose_predictions_are_objects(toy, capsys):
     """MINEA and Struc-Bench predictions may be objects or lists: the page shows them as
-    JSON instead of a traceback, and the exit status is the record's verdict."""
+    JSON instead of a traceback, and the exit status is the record's verdict; a score that
+    is not a number is a malformed record (exit 4, naming the field)."""
     _, record = run(toy, [], "--no-cache")
     record["items"][0]["prediction"] = {"Person": ["Ada <Lovelace>"]}
     record["items"][1]["prediction"] = [["a", "b"], ["1", "2"]]
-    record["items"][2]["scores"]["length"] = "n/a"
+    bad = toy.path / "bad-score.json"
+    bad.write_text(json.dumps({**record, "items": [
+        {**record["items"][2], "scores": {"length": "n/a"}}]}))  # fmt: skip
+    assert cli_main(["report", str(bad)]) == 4
+    assert (
+        "field items[0].scores.length is string 'n/a', expected a number" in capsys.readouterr().err
+    )
     path = toy.path / "objects.json"
     path.write_text(json.dumps(record))
     html = toy.path / "page.html"
@@ -441,18 +458,21 @@ def test_report_renders_a_record_whose_predictions_are_objects(toy, capsys):
 
 @pytest.mark.parametrize(
     ("change", "message"),
-    [({"schema_version": "1"}, "field schema_version is str '1', expected int 1"),
-     ({"items": {}}, "field items is dict, expected an array"),
-     ({"complete": "yes"}, "field complete is str, expected true or false"),
-     ({"items": [{"id": 3}]}, "field items[0] is not an object with a string id")],
+    [({"schema_version": "1"}, "field schema_version is string '1', expected an integer (2)"),
+     ({"items": {}}, "field items is object {}, expected an array"),
+     ({"complete": "yes"}, "field complete is string 'yes', expected true or false"),
+     ({"items": [{"id": 3, "suite": "t"}]}, "field items[0].id is integer 3, expected a string"),
+     ({"gates": [{"expression": "t/a>=1"}]}, "field gates[0].metric, expected present")],
 )  # fmt: skip
 def test_a_malformed_record_names_the_field_and_the_expected_type(tmp_path, change, message):
-    from plugins.outputs.record import SCHEMA_VERSION, RecordError, read_record
+    from plugins.outputs.record import SCHEMA_VERSION
+    from plugins.outputs.record_io import RecordError, load_record
 
     path = tmp_path / "r.json"
-    path.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "items": [], **change}))
+    record = {"schema_version": SCHEMA_VERSION, "run_id": "r", "items": [], **change}
+    path.write_text(json.dumps(record))
     with pytest.raises(RecordError) as raised:
-        read_record(path)
+        load_record(path)
     assert str(raised.value) == f"{path}: {message}"
     assert cli_main(["report", str(path)]) == 4
 

@@ -66,8 +66,8 @@ def test_tokenizer_that_does_not_round_trip_is_an_error():
 
 
 def test_gemma_tokenizer_round_trips_a_real_document(tmp_path):
-    from fixtures.models.files import default_model_path
     from suites.fda.chunking import GemmaTokenizer
+    from suites.model_files import default_model_path
 
     tok = GemmaTokenizer(default_model_path(), "x")
     text = "A. 510(k) Number: k050029\nB. Purpose — ünïcödé 21 CFR 866.5600 $3 . 2 \\%$\n\n# H."

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from fixtures.models.endpoints import rank
-from fixtures.models.files import default_model_path
 from fixtures.models.serve import MODEL_ALIAS, LocalServer, start_server
 from fixtures.models.server_build import find_llama_server
+from suites.model_files import default_model_path
 from tests.conftest import read_json, toy_rows
 from tests.test_plugin import MODES
 

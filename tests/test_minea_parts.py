@@ -13,7 +13,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fixtures.models.base import Capabilities, Generation, ModelError, ModelInfo
 from suites.item import DataError
 from suites.minea import encoder as encoder_module
 from suites.minea.encoder import resolve_encoder, windows
@@ -46,6 +45,7 @@ from suites.minea.quality import (
     semantic_similarity,
 )
 from suites.minea.schema import load_schema
+from suites.model import Capabilities, Generation, ModelError, ModelInfo
 from tests.conftest import require_installed
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

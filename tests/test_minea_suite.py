@@ -24,7 +24,7 @@ import re
 
 import pytest
 
-from fixtures.models.base import Capabilities, Generation, ModelInfo
+from suites.model import Capabilities, Generation, ModelInfo
 
 
 class Extractor:

@@ -10,6 +10,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from plugins.outputs.plots import distribution_plot
+from plugins.outputs.record_io import parse_record
 from tests.conftest import TOY_CONFTEST, TOY_SUITE, interruptible, read_json
 
 # the toy suite with a model that fails on every item
@@ -136,7 +137,7 @@ def test_pyproject_gate_on_unknown_suite_is_a_usage_error(toy):
     result, record = run(toy, [])
     assert result.ret == pytest.ExitCode.USAGE_ERROR and not record
     result.stderr.fnmatch_lines(
-        ["*FDA/accuracy>=0.99 (pyproject.toml): unknown suite 'FDA'; known suites: fda, *toy*"]
+        ["*FDA/accuracy>=0.99 (*pyproject.toml): unknown suite 'FDA'; known suites: fda, *toy*"]
     )
 
 
@@ -420,7 +421,8 @@ def test_a_subset_of_a_suite_decides_no_gate_unless_allowed(toy, mode, select):
     assert result.ret == 1, result.stdout.str()
     assert record["counts"]["scored"] == record["counts"]["expected"] == kept
     assert record["complete"] is False and record["verdict"]["word"] == "INCOMPLETE"
-    assert record["subset"] == {"items_deselected": {"toy": 24 - kept}, "allowed": False}
+    assert record["selection"]["deselected"] == {"toy": 24 - kept}
+    assert record["selection"]["allow_subset"] is False
     [gate] = record["gates"]
     assert gate["passed"] is None and "--allow-subset decides on it" in gate["reason"]
     result.stdout.fnmatch_lines(
@@ -428,13 +430,14 @@ def test_a_subset_of_a_suite_decides_no_gate_unless_allowed(toy, mode, select):
     )
     result, record = run(toy, mode, *select, "--gate", "toy/accuracy>=0.1", "--allow-subset")
     assert result.ret == 0, result.stdout.str()
-    assert record["complete"] is True and record["subset"]["allowed"] is True
+    assert record["complete"] is True and record["selection"]["allow_subset"] is True
     assert record["gates"][0]["passed"] is True
     result.stdout.fnmatch_lines([f"*items: {kept} scored, 0 failed, of {kept} selected*"])
     from plugins.cli.merge import MergeError, merge_records
+    from plugins.outputs.record_io import parse_record
 
     with pytest.raises(MergeError, match="made with a selection .* that left out items"):
-        merge_records([record], ["subset.json"])
+        merge_records([parse_record(record)], ["subset.json"])
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -499,14 +502,19 @@ def test_distribution_plot_histograms_item_scores(tmp_path):
     from PIL import Image
 
     items = [
-        {"id": f"s/{i}", "scores": {"accuracy": float(i % 2), "length": i / 10, "none": None}}
+        {
+            "id": f"s/{i}",
+            "suite": "s",
+            "scores": {"accuracy": float(i % 2), "length": i / 10, "none": None},
+        }
         for i in range(10)
-    ] + [{"id": "other/0", "scores": {"accuracy": 1.0}}]
-    path = distribution_plot({"items": items}, "s", tmp_path / "d.png")
+    ] + [{"id": "other/0", "suite": "other", "scores": {"accuracy": 1.0}}]
+    record = parse_record({"schema_version": 2, "run_id": "r", "items": items})
+    path = distribution_plot(record, "s", tmp_path / "d.png")
     assert path == tmp_path / "d.png"
     with Image.open(path) as image:  # two panels side by side: accuracy, length
         assert image.size[0] > image.size[1] > 100
-    assert distribution_plot({"items": items}, "missing", tmp_path / "x.png") is None
+    assert distribution_plot(record, "missing", tmp_path / "x.png") is None
     assert not (tmp_path / "x.png").exists()
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from plugins.cli.main import main as cli_main
 from plugins.cli.merge import MergeError, merge_records
+from plugins.outputs.record_io import parse_record
 from plugins.run.shard import Shard, parse_shard
 from tests.conftest import read_json
 from tests.test_plugin import MODES
@@ -94,13 +95,14 @@ def test_merge_refuses_records_that_measured_something_else(toy, capsys):
     paths = _shards(toy, [], 2)
     shards = [read_json(p) for p in paths]
     names = ["a.json", "b.json"]
-    assert merge_records(shards, names)["counts"]["scored"] == 24
+    first = parse_record(shards[0])
+    assert merge_records([first, parse_record(shards[1])], names).counts.scored == 24
 
     def refused(change, message):
         other = copy.deepcopy(shards[1])
         change(other)
         with pytest.raises(MergeError, match=message):
-            merge_records([shards[0], other], names)
+            merge_records([first, parse_record(other)], names)
 
     refused(
         lambda r: r["model"].update(fingerprint="llama-cpp:abc:seed=0"),
@@ -117,7 +119,7 @@ def test_merge_refuses_records_that_measured_something_else(toy, capsys):
     refused(lambda r: r["settings"].update(shard="2/3"), "another split")
     refused(lambda r: r["settings"].pop("shard"), "not a shard's record")
     with pytest.raises(MergeError, match=r"^shard 2/2 missing"):
-        merge_records([shards[0]], ["a.json"])
+        merge_records([first], ["a.json"])
     assert cli_main(["merge", paths[0], "-o", str(toy.path / "m.json")]) == 4
     assert "extractbench merge: shard 2/2 missing" in capsys.readouterr().err
 
@@ -179,7 +181,7 @@ def test_merged_junit_is_valid_xml_when_an_answer_holds_control_characters(toy, 
     shard = read_json(paths[0])
     shard["items"][0]["prediction"] = "bell\x07 nul\x00 esc\x1b ok"
     shard["items"][0]["outcome"], shard["items"][0]["error"] = "failed", "bad\x0cpage"
-    root = ET.fromstring(junit_xml(shard))  # raised ParseError before
+    root = ET.fromstring(junit_xml(parse_record(shard)))  # raised ParseError before
     first = next(p for p in root.iter("property") if p.get("name") == "prediction")
     assert first.get("value") == "bell#x07 nul#x00 esc#x1B ok"
     assert [f.get("message") for f in root.iter("failure")] == ["bad#x0Cpage"]

@@ -1,7 +1,7 @@
 """``extractbench merge``: the run records of ``--shard 1/N`` ... ``N/N`` as one run's record.
 
 The merged record holds every shard's items and is evaluated by the same function as a
-live run (:func:`plugins.evaluation.evaluate`), so its aggregates, confidence intervals,
+live run (:func:`plugins.verdict.decide`), so its aggregates, confidence intervals,
 gates and baseline comparison are those one run of all items gives, to the last digit.
 Records that did not measure the same thing are refused with one line naming the
 difference: another model or judge, other generation settings, other data, another code
@@ -15,21 +15,24 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from plugins.outputs.endpoint_stats import endpoint_stats
-from plugins.outputs.record import item_counts, new_run_id
+from plugins.outputs.record import RunRecord, Selection, item_counts, new_run_id
 from plugins.run.shard import parse_shard
-from plugins.verdict.evaluation import evaluate, leave_undecided
-from plugins.verdict.gates import GateError, parse_gate
+from plugins.verdict.gates import Gate, GateError, parse_gate
 
-__all__ = ["MergeError", "merge_records", "SAME_IN_EVERY_SHARD"]
+__all__ = ["MergeError", "merge_records", "record_gates", "SAME_IN_EVERY_SHARD"]
 
 
 class MergeError(ValueError):
     """The records cannot be merged (the message names the difference)."""
 
 
-def _get(record: Mapping[str, Any], path: str) -> Any:
-    value: Any = record
-    for key in path.split("."):
+def _get(record: RunRecord, path: str) -> Any:
+    """A dotted field of a record as JSON data (``model.fingerprint``)."""
+    head, _, rest = path.partition(".")
+    value: Any = getattr(record, head, None)
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(mode="json")
+    for key in rest.split(".") if rest else ():
         value = value.get(key) if isinstance(value, Mapping) else None
     return value
 
@@ -53,7 +56,7 @@ SAME_IN_EVERY_SHARD: dict[str, str] = {
 }
 
 
-def _shards(records: Sequence[Mapping[str, Any]], names: Sequence[str]) -> int:
+def _shards(records: Sequence[RunRecord], names: Sequence[str]) -> int:
     """Check the records are shards 1..N of one split; return N."""
     found: dict[int, str] = {}
     count = None
@@ -76,7 +79,7 @@ def _shards(records: Sequence[Mapping[str, Any]], names: Sequence[str]) -> int:
     return count or 0
 
 
-def _check_same(records: Sequence[Mapping[str, Any]], names: Sequence[str]) -> None:
+def _check_same(records: Sequence[RunRecord], names: Sequence[str]) -> None:
     first = records[0]
     for record, name in zip(records[1:], names[1:], strict=True):
         for path, what in SAME_IN_EVERY_SHARD.items():
@@ -85,13 +88,14 @@ def _check_same(records: Sequence[Mapping[str, Any]], names: Sequence[str]) -> N
                 raise MergeError(f"{name}: another {what} than {names[0]} ({path}: {b!r} vs {a!r})")
 
 
-def _suites(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+def _suites(records: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
     """Each suite's facts; ``items_selected`` summed over the shards."""
     suites: dict[str, dict[str, Any]] = {}
     for record in records:
-        for name, info in (record.get("suites") or {}).items():
+        for name, model in record.suites.items():
+            info = model.model_dump(mode="json")
             if name not in suites:
-                suites[name] = dict(info)
+                suites[name] = info
                 continue
             got = suites[name]
             if got.get("items_selected") is None or info.get("items_selected") is None:
@@ -101,110 +105,100 @@ def _suites(records: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     return suites
 
 
-def merge_records(
-    records: Sequence[Mapping[str, Any]],
-    names: Sequence[str],
-    baseline: Mapping[str, Any] | None = None,
-    max_regression: float | None = None,
-    allow_incomparable: bool = False,
-) -> dict[str, Any]:
-    """The run record one run of all the shards' items would give (without the verdict:
-    :func:`plugins.verdict.verdict` decides from it).
+def record_gates(record: RunRecord, where: str) -> tuple[Gate, ...]:
+    """The gates a record was decided on, each with where it came from.
+
+    Raises:
+        MergeError: a gate of the record cannot be parsed.
+    """
+    try:
+        return tuple(parse_gate(g.expression, g.source) for g in record.gates)
+    except GateError as exc:
+        raise MergeError(f"{where}: its gates cannot be read ({exc})") from None
+
+
+def merge_records(records: Sequence[RunRecord], names: Sequence[str]) -> RunRecord:
+    """The run record one run of all the shards' items would give: its facts (the
+    verdict, aggregates and gates come from :func:`plugins.verdict.decide`, with the
+    shards' gates: :func:`record_gates`).
 
     Args:
         records: the shards' run records (any order).
         names: how to call each record in messages (its path).
-        baseline: an earlier run record to compare with (as ``--baseline``), or None.
-        max_regression: as ``--max-regression``.
-        allow_incomparable: as ``--allow-incomparable-baseline``.
 
     Raises:
-        MergeError: not the shards 1..N of one split, an item in two shards, or records
-            that differ in model, generation settings, data or code version.
+        MergeError: not the shards 1..N of one split, a shard made with a selection that
+            left items out, an item in two shards, or records that differ in model,
+            generation settings, data or code version.
     """
     if not records:
         raise MergeError("no run records to merge")
     for record, name in zip(records, names, strict=True):
-        if record.get("subset"):
+        if record.selection.deselected:
             raise MergeError(
                 f"{name}: made with a selection (-k, -m, --deselect or --lf) that left out "
                 "items; merge shards selected by --shard alone"
             )
     count = _shards(records, names)
     _check_same(records, names)
-    items: dict[str, dict[str, Any]] = {}
+    items: dict[str, Any] = {}
     for record, name in zip(records, names, strict=True):
-        for item in record.get("items", []):
-            if item["id"] in items:
-                raise MergeError(f"{name}: item {item['id']} is in two shards")
-            items[item["id"]] = item
+        for item in record.items:
+            if item.id in items:
+                raise MergeError(f"{name}: item {item.id} is in two shards")
+            items[item.id] = item
     merged_items = [items[key] for key in sorted(items)]
     first = records[0]
-    suites = _suites(records)
     skipped: dict[str, str] = {}
+    unloaded: dict[str, str] = {}
     for record in records:
-        skipped.update(record.get("suites_skipped") or {})
-    expected = sum(int(_get(r, "counts.expected") or 0) for r in records)
-    interrupted = next((r["interrupted"] for r in records if r.get("interrupted")), None)
-    stopped = next((r["stopped"] for r in records if r.get("stopped")), None)
-    settings = {k: v for k, v in first["settings"].items() if k != "shard"}
+        skipped.update(record.suites_skipped)
+        unloaded.update(record.selection.unloaded)
+    settings = {k: v for k, v in first.settings.items() if k != "shard"}
     settings["merged_shards"] = count
-    merged: dict[str, Any] = {
-        "schema_version": first.get("schema_version"),
-        "run_id": new_run_id(),
-        "started_at": min(str(r.get("started_at", "")) for r in records),
-        "duration_s": max(float(r.get("duration_s") or 0) for r in records),
-        "complete": all(bool(r.get("complete")) for r in records),
-        "exit_status": 0,
-        "pytest_exit_status": max(int(r.get("pytest_exit_status") or 0) for r in records),
-        "interrupted": interrupted,
-        "stopped": stopped,
-        "usage_errors": [e for r in records for e in r.get("usage_errors") or []],
-        "crashes": [c for r in records for c in r.get("crashes") or []],
-        "other_failures": sorted({f for r in records for f in r.get("other_failures") or []}),
-        "suites_skipped": skipped,
-        "output_errors": [],
-        "data": first.get("data"),
-        "code": first.get("code"),
-        "model": first.get("model"),
-        "settings": settings,
-        "suites": suites,
-        "counts": item_counts(merged_items, expected),
-        "items": merged_items,
-        "merged_from": [
+    merged = RunRecord(
+        schema_version=first.schema_version,
+        run_id=new_run_id(),
+        started_at=min(r.started_at for r in records),
+        duration_s=max(r.duration_s for r in records),
+        pytest_exit_status=max(r.pytest_exit_status for r in records),
+        interrupted=next((r.interrupted for r in records if r.interrupted), None),
+        stopped=next((r.stopped for r in records if r.stopped), None),
+        usage_errors=[e for r in records for e in r.usage_errors],
+        crashes=[c for r in records for c in r.crashes],
+        other_failures=sorted({f for r in records for f in r.other_failures}),
+        other_tests=[t for r in records for t in r.other_tests],
+        suites_skipped=skipped,
+        warnings=list(dict.fromkeys(w for r in records for w in r.warnings)),
+        data=first.data,
+        code=first.code,
+        model=first.model,
+        judge=first.judge,
+        settings=settings,
+        selection=Selection(
+            suites=sorted({s for r in records for s in r.selection.suites}),
+            skipped=skipped,
+            unloaded=unloaded,
+        ),  # fmt: skip
+        suites=_suites(records),
+        items=merged_items,
+        counts=item_counts(merged_items, sum(r.counts.expected for r in records)),
+        rescore_of=next(
+            (r.rescore_of for r in records if r.rescore_of and not r.rescore_of.complete), None
+        ),
+        merged_from=[
             {
                 "path": name,
-                "run_id": r.get("run_id"),
-                "shard": _get(r, "settings.shard"),
-                "items": len(r.get("items", [])),
-                "duration_s": r.get("duration_s"),
+                "run_id": r.run_id,
+                "shard": r.settings.get("shard"),
+                "items": len(r.items),
+                "duration_s": r.duration_s,
             }
             for r, name in zip(records, names, strict=True)
         ],  # fmt: skip
-        "merged_at": time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),
-    }
-    if first.get("judge") is not None:
-        merged["judge"] = first["judge"]
-    endpoints = endpoint_stats(merged_items)
+        merged_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),
+    )
+    endpoints = endpoint_stats([{"calls": it.calls} for it in merged_items])
     if endpoints:
-        merged["endpoints"] = endpoints
-    # the shards' gates, with where each came from (pyproject.toml, --gate)
-    try:
-        gates = [
-            parse_gate(g["expression"], g.get("source", "--gate")) for g in first.get("gates", [])
-        ]
-    except (GateError, KeyError, TypeError) as exc:
-        raise MergeError(f"{names[0]}: its gates cannot be read ({exc})") from None
-    merged.update(
-        evaluate(
-            merged_items, suites, gates, baseline, max_regression,
-            skipped=skipped, allow_incomparable=allow_incomparable,
-        )
-    )  # fmt: skip
-    if interrupted:
-        leave_undecided(merged["gates"], "run interrupted")
-    elif merged["crashes"]:
-        leave_undecided(merged["gates"], "a process crashed while running an item")
-    elif not merged["complete"]:  # an incomplete record never shows a passed gate
-        leave_undecided(merged["gates"], "the run is incomplete", decided_only=True)
+        merged.endpoints = endpoints
     return merged

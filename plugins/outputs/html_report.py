@@ -1,19 +1,21 @@
-"""HTML: the aggregate section (jinja2) for pytest-html's report and for `extractbench report`."""
+"""HTML: the run's page (jinja2): the verdict, the aggregate section with embedded plots, and
+every item; written from the run record by every path that ends a run."""
 
 from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from plugins.verdict.decide import verdict
+from plugins.outputs.record import RunRecord
+from plugins.outputs.terminal import verdict_line
 
-__all__ = ["summary_html", "page_html", "scores_cell", "item_details", "as_text"]
+__all__ = ["summary_html", "page_html", "as_text"]
 
 _ENV = Environment(
     loader=PackageLoader("plugins.outputs", "templates"),
@@ -43,12 +45,12 @@ _ENV.filters["score"] = score_text
 
 
 def summary_html(
-    record: Mapping[str, Any], images: Sequence[Path] = (), suite_lines: Sequence[str] = ()
+    record: RunRecord, images: Sequence[Path] = (), suite_lines: Sequence[str] = ()
 ) -> str:
     """The aggregate section: score table with CIs, gates, baseline deltas, embedded plots.
 
     Args:
-        record: the run record.
+        record: a decided run record (its ``verdict`` set).
         images: PNG files to embed (base64, so the HTML stays self-contained).
         suite_lines: extra text from suite report modules (e.g. Table-QA results table).
     """
@@ -58,44 +60,26 @@ def summary_html(
         if p.suffix == ".png" and p.is_file()
     ]
     return _ENV.get_template("summary.html.j2").render(
-        verdict=verdict(record).headline(),
-        model=record.get("model", {}),
-        run_id=record.get("run_id", ""),
-        counts=record.get("counts", {}),
-        complete=record.get("complete", True),
-        aggregates=record.get("aggregates", {}),
-        gates=record.get("gates", []),
-        baseline=record.get("baseline"),
+        verdict=verdict_line(record).removeprefix("extractbench verdict: "),
+        model=record.model,
+        run_id=record.run_id,
+        counts=record.counts,
+        complete=record.complete,
+        aggregates=record.aggregates,
+        gates=record.gates,
+        baseline=record.baseline,
         images=embedded,
         suite_lines=list(suite_lines),
     )
 
 
 def page_html(
-    record: Mapping[str, Any], images: Sequence[Path] = (), suite_lines: Sequence[str] = ()
+    record: RunRecord, images: Sequence[Path] = (), suite_lines: Sequence[str] = ()
 ) -> str:
     """A whole self-contained page: the aggregate section and every item (for re-rendering)."""
     return _ENV.get_template("page.html.j2").render(
-        run_id=record.get("run_id", ""),
+        run_id=record.run_id,
         summary=Markup(summary_html(record, images, suite_lines)),  # rendered, escaped HTML
-        items=record.get("items", []),
-    )
-
-
-def scores_cell(entry: Mapping[str, Any]) -> str:
-    """``<td>`` listing an item's scores, for pytest-html's results table."""
-    from markupsafe import escape
-
-    parts = [f"{escape(k)}={escape(score_text(v))}" for k, v in entry.get("scores", {}).items()]
-    return f'<td class="col-scores">{"<br/>".join(parts)}</td>'
-
-
-def item_details(entry: Mapping[str, Any]) -> str:
-    """Folded prediction and reference of an item, for pytest-html's expandable row."""
-    from markupsafe import escape
-
-    return (
-        "<details><summary>prediction / reference</summary>"
-        f"<b>prediction</b><pre style='white-space:pre-wrap'>{escape(as_text(entry.get('prediction')))}</pre>"
-        f"<b>reference</b><pre style='white-space:pre-wrap'>{escape(as_text(entry.get('reference')))}</pre></details>"
+        items=record.items,
+        others=record.other_tests,
     )

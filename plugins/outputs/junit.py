@@ -1,41 +1,99 @@
-"""JUnit XML from a run record: the ``<testsuite>`` properties of a live run (pytest's
-``--junitxml`` writes its test cases) and the whole file for a record made without pytest
-(``extractbench merge``), shaped as pytest's: one case per item (classname and name from
-its pytest node id, its scores as properties, a ``<failure>`` when it failed), one per
-gate (classname ``gate``) and per regression check (classname ``regression``)."""
+"""JUnit XML from a run record, for every path that ends a run (live, ``--rescore``,
+``extractbench merge`` and ``report``): shaped as pytest's ``--junitxml``, one case per
+item (classname and name from its pytest node id, its scores as properties, a
+``<failure>`` when it failed), one per other test, one per gate (classname ``gate``) and
+per regression check (classname ``regression``)."""
 
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from plugins.verdict.decide import verdict
+from plugins.outputs.record import RunRecord
 
-__all__ = ["suite_properties", "junit_xml", "junit_names", "xml_safe"]
+__all__ = [
+    "VerdictCase",
+    "verdict_cases",
+    "suite_properties",
+    "junit_xml",
+    "junit_names",
+    "xml_safe",
+]
 
 
-def suite_properties(record: Mapping[str, Any]) -> list[tuple[str, str]]:
+@dataclass(frozen=True)
+class VerdictCase:
+    """A gate or regression check as a test case: JUnit writes it (classname ``gate`` or
+    ``regression``), and the live run reports it to pytest's terminal the same way."""
+
+    classname: str
+    name: str
+    passed: bool
+    message: str
+    properties: tuple[tuple[str, Any], ...] = ()
+
+
+def verdict_cases(record: RunRecord) -> list[VerdictCase]:
+    """The decided gates (``gate::suite/metric``), a baseline that shares no item
+    (``regression::baseline``) and every comparable regression check
+    (``regression::suite/metric``) of a decided record, in that order."""
+    cases = [
+        VerdictCase(
+            "gate",
+            g.metric,
+            bool(g.passed),
+            f"gate {g.expression} failed: {g.reason}",
+            (("expression", g.expression), ("value", "" if g.value is None else g.value)),
+        )  # fmt: skip
+        for g in record.gates
+        if g.passed is not None
+    ]
+    base = record.baseline
+    if base is not None and base.failed:
+        cases.append(
+            VerdictCase(
+                "regression",
+                "baseline",
+                False,
+                f"baseline {base.reason}",
+                (("shared_items", base.shared_items),),
+            )  # fmt: skip
+        )
+    for c in base.comparisons if base is not None else []:
+        if c.delta is None:
+            continue
+        message = (
+            f"regression {c.metric}: paired delta {c.delta:+.4f} [{c.ci_low:+.4f}, "
+            f"{c.ci_high:+.4f}] exceeds --max-regression {base.max_regression}: {c.verdict}"
+        )
+        props = (("delta", c.delta), ("ci_low", c.ci_low), ("ci_high", c.ci_high),
+                 ("n_shared", c.n_shared))  # fmt: skip
+        cases.append(VerdictCase("regression", c.metric, not c.failed, message, props))
+    return cases
+
+
+def suite_properties(record: RunRecord) -> list[tuple[str, str]]:
     """Run id, verdict, model identity and every aggregate (mean, 95% CI, n) as
     ``(name, value)`` pairs for the ``<testsuite>``'s properties."""
-    model = record.get("model") or {}
-    decision = verdict(record)
+    model = record.model
+    verdict = record.verdict
     props = [
-        ("extractbench.run_id", str(record.get("run_id", ""))),
-        ("extractbench.verdict", decision.word),
-        ("extractbench.exit_status", str(decision.status)),
+        ("extractbench.run_id", record.run_id),
+        ("extractbench.verdict", verdict.word if verdict else ""),
+        ("extractbench.exit_status", str(record.exit_status)),
     ]
-    if decision.reasons:
-        props.append(("extractbench.reasons", " | ".join(decision.reasons)))
+    if verdict is not None and verdict.reasons:
+        props.append(("extractbench.reasons", " | ".join(verdict.reasons)))
     props += [
         (f"extractbench.model.{k}", str(model.get(k, ""))) for k in ("name", "backend", "sha256")
     ]
-    for key, agg in (record.get("aggregates") or {}).items():
+    for key, agg in record.aggregates.items():
         props += [
-            (key, f"{agg['mean']:.6f}"),
-            (f"{key}.ci95", f"[{agg['ci_low']:.6f}, {agg['ci_high']:.6f}]"),
-            (f"{key}.n", str(agg["n"])),
+            (key, f"{agg.mean:.6f}"),
+            (f"{key}.ci95", f"[{agg.ci_low:.6f}, {agg.ci_high:.6f}]"),
+            (f"{key}.n", str(agg.n)),
         ]
     return props
 
@@ -53,66 +111,57 @@ def _case(suite: ET.Element, classname: str, name: str, time_s: float = 0.0) -> 
     return ET.SubElement(suite, "testcase", classname=classname, name=name, time=f"{time_s:.3f}")
 
 
-def _properties(parent: ET.Element, pairs: list[tuple[str, Any]]) -> None:
+def _properties(
+    parent: ET.Element, pairs: list[tuple[str, Any]] | tuple[tuple[str, Any], ...]
+) -> None:
     if pairs:
         props = ET.SubElement(parent, "properties")
         for name, value in pairs:
             ET.SubElement(props, "property", name=name, value=str(value))
 
 
-def junit_xml(record: Mapping[str, Any]) -> str:
-    """The JUnit XML of a run record (see the module docstring).
-
-    Items need their pytest node id (``test``, recorded since the Suite protocol); an
-    item without one is named ``<suite>::<item id>``.
-    """
-    items = record.get("items", [])
-    gates = [g for g in record.get("gates", []) if g.get("passed") is not None]
-    base = record.get("baseline") or {}
-    checks = [c for c in base.get("comparisons", []) if c.get("delta") is not None]
-    failures = sum(it.get("outcome") != "passed" for it in items)
-    failures += sum(not g["passed"] for g in gates) + sum(bool(c.get("failed")) for c in checks)
-    tests = len(items) + len(gates) + len(checks) + bool(base.get("failed"))
-    failures += bool(base.get("failed"))
+def junit_xml(record: RunRecord) -> str:
+    """The JUnit XML of a decided run record, shaped as pytest's ``--junitxml``: one case
+    per item (classname and name from its pytest node id, its prediction and scores as
+    properties, a ``<failure>`` when it failed), one per other test, one per
+    :func:`verdict_cases` case; the verdict, model and aggregates as ``<testsuite>``
+    properties. The same function serves the live run, ``--rescore``, ``merge`` and
+    ``report``, so their files agree."""
+    cases = verdict_cases(record)
+    items, others = record.items, record.other_tests
+    failures = sum(it.outcome == "failed" for it in items) + sum(not c.passed for c in cases)
+    failures += sum(t.outcome == "failed" for t in others)
+    skipped = sum(it.outcome == "skipped" for it in items) + sum(
+        t.outcome == "skipped" for t in others
+    )
     root = ET.Element("testsuites", name="extractbench")
     suite = ET.SubElement(
         root, "testsuite", name="extractbench", errors="0", failures=str(failures),
-        skipped="0", tests=str(tests), time=f"{float(record.get('duration_s') or 0):.3f}",
-        timestamp=str(record.get("started_at", "")),
+        skipped=str(skipped), tests=str(len(items) + len(others) + len(cases)),
+        time=f"{record.duration_s:.3f}", timestamp=record.started_at,
     )  # fmt: skip
     _properties(suite, suite_properties(record))
     for it in items:
-        test = it.get("test") or f"{it.get('suite')}::{it['id']}"
-        case = _case(suite, *junit_names(test), float(it.get("latency_s") or 0))
+        case = _case(suite, *junit_names(it.test or f"{it.suite}::{it.id}"), it.latency_s or 0.0)
         pairs: list[tuple[str, Any]] = []
-        if it.get("prediction") is not None:
-            pairs.append(("prediction", it["prediction"]))
-        pairs += [
-            (f"{it['suite']}/{k}", "" if v is None else v) for k, v in it.get("scores", {}).items()
-        ]
+        if it.prediction is not None:
+            pairs.append(("prediction", it.prediction))
+        pairs += [(f"{it.suite}/{k}", "" if v is None else v) for k, v in it.scores.items()]
         _properties(case, pairs)
-        if it.get("outcome") != "passed":
-            ET.SubElement(case, "failure", message=str(it.get("error") or "failed"))
-    for gate in gates:
-        case = _case(suite, "gate", gate["metric"])
-        value = gate.get("value")
-        _properties(
-            case, [("expression", gate["expression"]), ("value", "" if value is None else value)]
-        )
-        if not gate["passed"]:
-            message = f"gate {gate['expression']} failed: {gate.get('reason', '')}"
-            ET.SubElement(case, "failure", message=message)
-    if base.get("failed"):
-        case = _case(suite, "regression", "baseline")
-        ET.SubElement(case, "failure", message=f"baseline {base.get('reason', '')}")
-    for c in checks:
-        case = _case(suite, "regression", c["metric"])
-        _properties(case, [("delta", c["delta"]), ("ci_low", c["ci_low"]),
-                           ("ci_high", c["ci_high"]), ("n_shared", c["n_shared"])])  # fmt: skip
-        if c.get("failed"):
-            ET.SubElement(
-                case, "failure", message=f"regression {c['metric']}: {c.get('verdict', '')}"
-            )
+        if it.outcome == "failed":
+            ET.SubElement(case, "failure", message=str(it.error or "failed"))
+        elif it.outcome == "skipped":
+            ET.SubElement(case, "skipped", message=str(it.error or "skipped"))
+    for test in others:
+        case = _case(suite, *junit_names(test.nodeid), test.duration_s)
+        if test.outcome != "passed":
+            ET.SubElement(case, "failure" if test.outcome == "failed" else "skipped",
+                          message=str(test.error or test.outcome))  # fmt: skip
+    for c in cases:
+        case = _case(suite, c.classname, c.name)
+        _properties(case, c.properties)
+        if not c.passed:
+            ET.SubElement(case, "failure", message=c.message)
     for element in root.iter():  # an answer may hold characters XML 1.0 cannot
         for key, value in element.attrib.items():
             element.set(key, xml_safe(value))

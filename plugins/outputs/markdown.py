@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from plugins.verdict.decide import verdict
+from plugins.outputs.record import RunRecord
 
 __all__ = ["summary_markdown"]
 
@@ -23,7 +22,7 @@ def _link(path: Path, relative_to: Path | None) -> str:
 
 
 def summary_markdown(
-    record: Mapping[str, Any],
+    record: RunRecord,
     artifacts: Sequence[Path] = (),
     relative_to: Path | None = None,
     suite_lines: Sequence[str] = (),
@@ -32,58 +31,56 @@ def summary_markdown(
     terminal prints them, in a code block), links to plots.
 
     Args:
-        record: the run record.
+        record: a decided run record (its ``verdict`` set).
         artifacts: plot and report files to link.
         relative_to: folder the markdown file lives in (links are made relative to it).
         suite_lines: the suites' own report lines (Table QA results, MINEA tables).
     """
-    gates = record.get("gates", [])
-    comparisons = record.get("baseline", {}).get("comparisons", [])
-    model = record.get("model", {})
-    counts = record.get("counts", {})
-    decision = verdict(record)
-    lines = [
-        f"## extractbench {decision.word} (exit {decision.status})",
-        "",
-        *(f"- {reason}" for reason in decision.reasons),
-        "" if decision.reasons else None,
+    gates = record.gates
+    comparisons = record.baseline.comparisons if record.baseline else []
+    model, counts = record.model, record.counts
+    word = record.verdict.word if record.verdict else "not decided"
+    reasons = record.verdict.reasons if record.verdict else []
+    lines: list[str] = [f"## extractbench {word} (exit {record.exit_status})", ""]
+    if reasons:
+        lines += [*(f"- {reason}" for reason in reasons), ""]
+    lines += [
         f"Model **{model.get('name', '?')}** ({model.get('backend', '?')}, sha256 `{str(model.get('sha256', ''))[:12]}`), "
-        f"run `{record.get('run_id', '')}`: {counts.get('scored', 0)} items scored, {counts.get('failed', 0)} failed"
-        + ("" if record.get("complete", True) else ", **incomplete run**")
+        f"run `{record.run_id}`: {counts.scored} items scored, {counts.failed} failed"
+        + ("" if record.complete else ", **incomplete run**")
         + ".",
         "",
         "| suite | metric | mean | 95% CI | n | gate |",
         "|---|---|---:|---|---:|---|",
     ]
-    lines = [line for line in lines if line is not None]
     by_metric: dict[str, list[str]] = {}
     for g in gates:
-        word = {True: "PASS", False: "FAIL", None: "not evaluated"}[g["passed"]]
-        by_metric.setdefault(g["metric"], []).append(f"{word} {g['op']} {g['threshold']:g}")
-    for key, agg in record.get("aggregates", {}).items():
+        state = {True: "PASS", False: "FAIL", None: "not evaluated"}[g.passed]
+        by_metric.setdefault(g.metric, []).append(f"{state} {g.op} {g.threshold:g}")
+    for key, agg in record.aggregates.items():
         suite, metric = key.split("/", 1)
-        ci = f"[{_f(agg['ci_low'])}, {_f(agg['ci_high'])}]"
+        ci = f"[{_f(agg.ci_low)}, {_f(agg.ci_high)}]"
         lines.append(
-            f"| {suite} | {metric} | {_f(agg['mean'])} | {ci} | {agg['n']} | {', '.join(by_metric.get(key, []))} |"
+            f"| {suite} | {metric} | {_f(agg.mean)} | {ci} | {agg.n} | {', '.join(by_metric.get(key, []))} |"
         )
-    unevaluated = [g for g in gates if g["passed"] is None]
+    unevaluated = [g for g in gates if g.passed is None]
     if unevaluated:
         lines += ["", "**Not evaluated:**", ""]
-        lines += [f"- gate `{g['expression']}`: {g['reason']}" for g in unevaluated]
-    if comparisons:
-        base = record["baseline"]
+        lines += [f"- gate `{g.expression}`: {g.reason}" for g in unevaluated]
+    if comparisons and record.baseline is not None:
+        base = record.baseline
         lines += [
             "",
-            f"### Against baseline `{base.get('run_id', '')}` ({base.get('model', '')})",
+            f"### Against baseline `{base.run_id}` ({base.model})",
             "",
             "| metric | baseline | current | Δ (paired) | 95% CI | shared | only here / only baseline | verdict |",
             "|---|---:|---:|---:|---|---:|---|---|",
         ]
         for c in comparisons:
             lines.append(
-                f"| {c['metric']} | {_f(c['baseline'])} | {_f(c['current'])} | {_f(c['delta'])} | "
-                f"[{_f(c['ci_low'])}, {_f(c['ci_high'])}] | {c['n_shared']} | {c['only_current']} / {c['only_baseline']} | "
-                f"{'FAIL: ' if c['failed'] else ''}{c['verdict']} |"
+                f"| {c.metric} | {_f(c.baseline)} | {_f(c.current)} | {_f(c.delta)} | "
+                f"[{_f(c.ci_low)}, {_f(c.ci_high)}] | {c.n_shared} | {c.only_current} / {c.only_baseline} | "
+                f"{'FAIL: ' if c.failed else ''}{c.verdict} |"
             )
     if suite_lines:
         lines += ["", "```", *suite_lines, "```"]

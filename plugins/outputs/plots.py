@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from plugins.outputs.record import RunRecord
 from plugins.verdict.aggregate import metric_values
 
 __all__ = ["metric_plots", "distribution_plot"]
@@ -43,7 +44,7 @@ def _bars(ax: Any, labels: list[str], stats: list[Mapping[str, Any]], title: str
     ax.set_xlim(0, top * 1.02)
 
 
-def metric_plots(record: Mapping[str, Any], folder: Path, stem: str) -> list[Path]:
+def metric_plots(record: RunRecord, folder: Path, stem: str) -> list[Path]:
     """One PNG of every metric's mean and CI, and one per suite/metric breakdown.
 
     Files: ``<stem>-metrics.png``, ``<stem>-<suite>-distribution.png`` (see
@@ -53,7 +54,7 @@ def metric_plots(record: Mapping[str, Any], folder: Path, stem: str) -> list[Pat
     Returns:
         The written paths (none when the record has no aggregates).
     """
-    aggregates = record.get("aggregates", {})
+    aggregates = {k: a.model_dump() for k, a in record.aggregates.items()}
     if not aggregates:
         return []
     plt = _pyplot()
@@ -65,7 +66,7 @@ def metric_plots(record: Mapping[str, Any], folder: Path, stem: str) -> list[Pat
         ax,
         keys,
         [aggregates[k] for k in keys],
-        f"run {record.get('run_id', '')}: {record.get('model', {}).get('name', '')}",
+        f"run {record.run_id}: {record.model.get('name', '')}",
     )
     fig.tight_layout()
     path = folder / f"{stem}-metrics.png"
@@ -93,7 +94,7 @@ def metric_plots(record: Mapping[str, Any], folder: Path, stem: str) -> list[Pat
     return paths
 
 
-def distribution_plot(record: Mapping[str, Any], suite: str, path: Path) -> Path | None:
+def distribution_plot(record: RunRecord, suite: str, path: Path) -> Path | None:
     """Histograms of the item scores of one suite, one panel per metric (at most 12).
 
     Scores in [0, 1] go into 10 bins of width 0.1 (a binary metric shows its two bars),
@@ -106,7 +107,7 @@ def distribution_plot(record: Mapping[str, Any], suite: str, path: Path) -> Path
     prefix = f"{suite}/"
     values = {
         key[len(prefix) :]: [v for _, v, _ in rows]
-        for key, rows in metric_values(record.get("items", [])).items()
+        for key, rows in metric_values(it.model_dump() for it in record.items).items()
         if key.startswith(prefix)
     }
     metrics = sorted(values)[:MAX_PANELS]

@@ -1,25 +1,297 @@
-"""The JSON run record: one file per run, from which every other report is rendered."""
+"""The run record as typed models: one JSON file per run, from which every report is made.
+
+Every reader (the verdict, JUnit, HTML, markdown, the terminal, ``--rescore``,
+``--baseline``, ``extractbench merge`` and ``report``) loads a record into
+:class:`RunRecord` and reads its fields (``plugins.outputs.record_io``: load, validate,
+dump, JSON Schema). The sections whose content belongs to one part of
+the harness (``model``, ``settings``, ``data``, ``code``, a suite's ``notes``, an item's
+``details`` and ``calls``) are JSON objects the models keep as they are.
+"""
 
 from __future__ import annotations
 
-import json
 import secrets
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
-from suites.files import atomic_write
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from plugins.verdict.decision import Verdict
 
 __all__ = [
+    "SCHEMA_VERSION",
+    "READABLE_VERSIONS",
+    "RunRecord",
+    "ItemEntry",
+    "SuiteInfo",
+    "Selection",
+    "GateEntry",
+    "Aggregate",
+    "Baseline",
+    "Comparison",
+    "Counts",
+    "Crash",
+    "OtherTest",
+    "VerdictEntry",
+    "new_run_id",
     "item_counts",
-    "SCHEMA_VERSION", "new_run_id", "write_record", "remove_stale", "read_record", "RecordError",
-]  # fmt: skip
+]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # version 1 records (no selection, no verdict status) still load
 
 
-class RecordError(Exception):
-    """A run record cannot be read: missing, damaged, or of another schema version."""
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Crash(_Model):
+    """A process that died from a signal while running an item (``plugins.run.crashes``)."""
+
+    item: str
+    nodeid: str
+    worker: str
+    message: str
+    signal: str | None = None
+    frame: str | None = None
+    library: str | None = None
+    fault_report: str = ""
+
+
+class OtherTest(_Model):
+    """A test that is not a benchmark item (a plain test collected beside the suites)."""
+
+    nodeid: str
+    outcome: Literal["passed", "failed", "skipped"]
+    duration_s: float = 0.0
+    error: str | None = None
+
+
+class ItemEntry(_Model):
+    """One benchmark item: its prompt digest, the model's answer, its scores.
+
+    ``scores`` maps a metric name (without the ``suite/`` prefix) to a value (None: not
+    computed for this item, kept out of the mean); ``calls`` logs every model call
+    (``--rescore`` answers from it); ``details`` holds the suite's own facts.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    id: str
+    suite: str
+    group: str = ""
+    prompt_sha256: str = ""
+    prediction: Any = None
+    reference: Any = None
+    scores: dict[str, float | None] = Field(default_factory=dict)
+    tokens: dict[str, int] = Field(default_factory=dict)
+    latency_s: float | None = None
+    meta: dict[str, Any] = Field(default_factory=dict)
+    details: dict[str, Any] = Field(default_factory=dict)
+    calls: list[dict[str, Any]] = Field(default_factory=list)
+    outcome: Literal["passed", "failed", "skipped"] = "passed"
+    test: str | None = None
+    error: str | None = None
+    stop: dict[str, str] | None = None
+
+
+class LimitInfo(_Model):
+    value: int
+    source: str
+
+
+class SuiteInfo(_Model):
+    """A suite's facts in this run: breakdown attributes, items in its data and selected,
+    the cap that applied, the suite's notes (provenance, warnings) and its report files."""
+
+    breakdown: list[str] = Field(default_factory=list)
+    items_total: int | None = None
+    items_selected: int | None = None
+    limit: LimitInfo | None = None
+    notes: dict[str, Any] = Field(default_factory=dict)
+    artifacts: list[str] = Field(default_factory=list)
+
+
+class Selection(_Model):
+    """What the command selected, as the verdict needs it (``plugins.verdict.decide``).
+
+    Attributes:
+        suites: suites the command's paths (or the ``--rescore`` record) selected.
+        skipped: suite -> why it was skipped (``--skip-missing-data``).
+        unloaded: suite -> why its data did not load (a usage error of the run).
+        deselected: suite -> items of it that ``-k``, ``-m``, ``--deselect`` or ``--lf``
+            left out (a subset of the suite).
+        allow_subset: ``--allow-subset``: gates may be decided on such a subset.
+        shard: ``K/N`` for one shard of a run (decides no gate), None otherwise.
+    """
+
+    suites: list[str] = Field(default_factory=list)
+    skipped: dict[str, str] = Field(default_factory=dict)
+    unloaded: dict[str, str] = Field(default_factory=dict)
+    deselected: dict[str, int] = Field(default_factory=dict)
+    allow_subset: bool = False
+    shard: str | None = None
+
+
+class Counts(_Model):
+    """Items finished, expected (selected), scored (passed), failed; model calls logged
+    and those the cache or a record answered."""
+
+    items: int = 0
+    expected: int = 0
+    scored: int = 0
+    failed: int = 0
+    calls: int = 0
+    cached_calls: int = 0
+
+
+class Aggregate(_Model):
+    """Mean, 95% CI and n of one ``suite/metric`` (``plugins.verdict.aggregate``), with
+    the breakdowns by item attribute."""
+
+    mean: float
+    ci_low: float
+    ci_high: float
+    n: int
+    ci_method: str
+    breakdowns: dict[str, dict[str, Aggregate]] | None = None
+
+
+class GateEntry(_Model):
+    """A gate checked against the run: ``passed`` None when it was not decided."""
+
+    expression: str
+    metric: str
+    op: str
+    threshold: float
+    source: str
+    value: float | None = None
+    passed: bool | None = None
+    reason: str = ""
+
+
+class Comparison(_Model):
+    """One ``suite/metric`` against the baseline (``plugins.verdict.baseline``)."""
+
+    metric: str
+    current: float | None
+    baseline: float | None
+    delta: float | None
+    ci_low: float | None
+    ci_high: float | None
+    n_shared: int
+    only_current: int
+    only_baseline: int
+    verdict: str
+    failed: bool
+
+
+class Baseline(_Model):
+    """The comparison with ``--baseline``: overlap, and a paired test per metric."""
+
+    run_id: str = ""
+    model: str = ""
+    max_regression: float | None = None
+    shared_items: int = 0
+    current_items: int = 0
+    baseline_items: int = 0
+    failed: bool = False
+    reason: str = ""
+    comparisons: list[Comparison] = Field(default_factory=list)
+
+
+class VerdictEntry(_Model):
+    """The run's verdict: the word (PASS, FAIL, INCOMPLETE, CRASHED, NOT EVALUATED), the
+    exit status, and one line per reason it did not pass."""
+
+    word: str
+    reasons: list[str] = Field(default_factory=list)
+    status: int | None = None
+
+
+class RescoreOf(_Model):
+    run_id: str = ""
+    path: str = ""
+    complete: bool = True
+
+
+class MergedShard(_Model):
+    path: str
+    run_id: str | None = None
+    shard: str | None = None
+    items: int = 0
+    duration_s: float | None = None
+
+
+class RunRecord(_Model):
+    """A whole run record (see the module docstring; field by field in the JSON Schema)."""
+
+    schema_version: int
+    run_id: str
+    started_at: str = ""
+    duration_s: float = 0.0
+    complete: bool = False
+    exit_status: int = 0
+    pytest_exit_status: int = 0
+    interrupted: str | None = None
+    stopped: str | None = None
+    usage_errors: list[str] = Field(default_factory=list)
+    crashes: list[Crash] = Field(default_factory=list)
+    other_failures: list[str] = Field(default_factory=list)
+    other_tests: list[OtherTest] = Field(default_factory=list)
+    suites_skipped: dict[str, str] = Field(default_factory=dict)
+    output_errors: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+    data: dict[str, Any] | None = None
+    code: dict[str, Any] = Field(default_factory=dict)
+    model: dict[str, Any] = Field(default_factory=dict)
+    judge: dict[str, Any] | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+    selection: Selection = Field(default_factory=Selection)
+    subset: dict[str, Any] | None = None  # version 1 only (now selection.deselected)
+    suites: dict[str, SuiteInfo] = Field(default_factory=dict)
+    counts: Counts = Field(default_factory=Counts)
+    items: list[ItemEntry] = Field(default_factory=list)
+    endpoints: dict[str, dict[str, Any]] | None = None
+    rescore_of: RescoreOf | None = None
+    merged_from: list[MergedShard] | None = None
+    merged_at: str | None = None
+    aggregates: dict[str, Aggregate] = Field(default_factory=dict)
+    gates: list[GateEntry] = Field(default_factory=list)
+    baseline: Baseline | None = None
+    artifacts: list[str] = Field(default_factory=list)
+    verdict: VerdictEntry | None = None
+
+    def decided(self, verdict: Verdict) -> RunRecord:
+        """This record holding ``verdict``: aggregates, gates, baseline, completeness,
+        exit status and the verdict's words."""
+        return self.model_copy(
+            update={
+                "aggregates": {
+                    k: Aggregate.model_validate(v) for k, v in verdict.aggregates.items()
+                },
+                "gates": [GateEntry.model_validate(g) for g in verdict.gates],
+                "baseline": Baseline.model_validate(verdict.baseline) if verdict.baseline else None,
+                "complete": verdict.complete,
+                "exit_status": verdict.status,
+                "verdict": VerdictEntry.model_validate(verdict.entry()),
+            }
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        """The record as JSON-ready data, the optional sections left out when absent."""
+        data = self.model_dump(mode="json")
+        for key in _OPTIONAL:
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
+
+
+_OPTIONAL = (
+    "judge", "subset", "endpoints", "rescore_of", "merged_from", "merged_at",
+    "baseline", "verdict", "data",
+)  # fmt: skip
 
 
 def new_run_id(now: datetime | None = None) -> str:
@@ -28,92 +300,15 @@ def new_run_id(now: datetime | None = None) -> str:
     return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 
-def write_record(record: dict[str, Any], path: Path) -> Path:
-    """Write ``record`` as indented UTF-8 JSON, atomically (temp file + rename).
-
-    A reader never sees a half-written file, even when the run is killed while writing.
-
-    Raises:
-        OSError: the folder cannot be created or written.
-        ValueError: the record holds a non-finite number (not JSON).
-    """
-    text = json.dumps(record, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
-    return atomic_write(path, text)
-
-
-def remove_stale(path: Path) -> str:
-    """After a failed write: remove an earlier run's record at ``path``, so no reader
-    takes it for this run's. Returns one line saying what became of it."""
-    try:
-        path.unlink()
-    except (FileNotFoundError, NotADirectoryError):
-        return "no file was left there"
-    except OSError as exc:
-        return (
-            f"THE FILE AT {path} IS AN EARLIER RUN'S RECORD and could not be removed "
-            f"({exc.strerror or exc})"
-        )
-    return "the earlier run's record that was there has been removed"
-
-
-def read_record(path: Path) -> dict[str, Any]:
-    """Read a run record and check its schema version.
-
-    Raises:
-        RecordError: the file is missing, not JSON, not a run record, or of another
-            schema version; the message names the file.
-    """
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise RecordError(f"{path}: no such run record") from exc
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise RecordError(f"{path}: not a readable JSON run record ({exc})") from exc
-    if not isinstance(data, dict) or "schema_version" not in data:
-        raise RecordError(f"{path}: not an extractbench run record (no schema_version)")
-    version = data["schema_version"]
-    if type(version) is not type(SCHEMA_VERSION):
-        raise RecordError(
-            f"{path}: field schema_version is {type(version).__name__} {version!r}, expected "
-            f"{type(SCHEMA_VERSION).__name__} {SCHEMA_VERSION!r}"
-        )
-    if version != SCHEMA_VERSION:
-        raise RecordError(
-            f"{path}: run record schema version {version}, this extractbench reads version "
-            f"{SCHEMA_VERSION}"
-        )
-    for field, kind in _FIELD_TYPES.items():
-        if field in data and not isinstance(data[field], kind):
-            raise RecordError(
-                f"{path}: field {field} is {type(data[field]).__name__}, expected "
-                f"{_TYPE_NAMES[kind]}"
-            )
-    for n, item in enumerate(data.get("items", [])):
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-            raise RecordError(f"{path}: field items[{n}] is not an object with a string id")
-        if not isinstance(item.get("scores", {}), dict):
-            raise RecordError(f"{path}: field items[{n}].scores is not an object")
-    return data
-
-
-# the top-level fields every reader relies on, and their JSON types
-_FIELD_TYPES: dict[str, type] = {
-    "run_id": str, "complete": bool, "items": list, "gates": list, "model": dict,
-    "settings": dict, "suites": dict, "counts": dict, "aggregates": dict, "crashes": list,
-}  # fmt: skip
-_TYPE_NAMES = {str: "a string", bool: "true or false", list: "an array", dict: "an object"}
-
-
-def item_counts(items: list[dict[str, Any]], expected: int) -> dict[str, int]:
-    """The record's ``counts``: items finished, ``expected`` (selected), scored (passed),
-    failed, model calls logged, and those the cache or a record answered."""
-    scored = sum(1 for it in items if it.get("outcome") == "passed")
-    calls = [c for it in items for c in it.get("calls", [])]
-    return {
-        "items": len(items),
-        "expected": expected,
-        "scored": scored,
-        "failed": len(items) - scored,
-        "calls": len(calls),
-        "cached_calls": sum(bool(c.get("cached", False)) for c in calls),
-    }
+def item_counts(items: list[ItemEntry], expected: int) -> Counts:
+    """The record's ``counts`` for these items; ``expected``: items the run selected."""
+    scored = sum(1 for it in items if it.outcome == "passed")
+    calls = [c for it in items for c in it.calls]
+    return Counts(
+        items=len(items),
+        expected=expected,
+        scored=scored,
+        failed=len(items) - scored,
+        calls=len(calls),
+        cached_calls=sum(bool(c.get("cached", False)) for c in calls),
+    )

@@ -1,51 +1,51 @@
-"""The score table printed after a run."""
+"""What the terminal shows of a run record: the score table and the summary lines.
+
+The live run, ``--rescore``, ``extractbench merge`` and ``extractbench report`` print the
+same :func:`summary_lines`, ending in the record's verdict line.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from pathlib import Path
 
-__all__ = ["score_table"]
+from plugins.outputs.endpoint_stats import endpoint_lines
+from plugins.outputs.record import Aggregate, GateEntry, RunRecord
+
+__all__ = ["score_table", "summary_lines", "verdict_line"]
 
 
 def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.4f}"
 
 
-def score_table(
-    aggregates: Mapping[str, Mapping[str, Any]], gates: Sequence[Mapping[str, Any]]
-) -> list[str]:
+def score_table(aggregates: Mapping[str, Aggregate], gates: Sequence[GateEntry]) -> list[str]:
     """Lines of a fixed-width table: suite, metric, mean, 95% CI, n, gate verdict.
 
     Each metric row is followed by indented rows for the levels of the suite's first
-    breakdown attribute (FDA: one row per key), when it has more than one level. Gates whose metric is absent from ``aggregates`` get a row of their own.
-
-    Args:
-        aggregates: ``suite/metric`` -> aggregate dict (see :func:`plugins.aggregate.aggregate`).
-        gates: gate results as in the run record (``metric``, ``expression``, ``passed``).
+    breakdown attribute (FDA: one row per key), when it has more than one level. Gates
+    whose metric is absent from ``aggregates`` get a row of their own.
     """
-    by_metric: dict[str, list[Mapping[str, Any]]] = {}
+    by_metric: dict[str, list[GateEntry]] = {}
     for gate in gates:
-        by_metric.setdefault(gate["metric"], []).append(gate)
+        by_metric.setdefault(gate.metric, []).append(gate)
 
     def verdict(metric: str) -> str:
-        parts = []
-        for gate in by_metric.get(metric, []):
-            word = {True: "PASS", False: "FAIL", None: "NOT EVALUATED"}[gate["passed"]]
-            parts.append(f"{word} {gate['op']}{gate['threshold']:g}")
-        return ", ".join(parts)
+        words = {True: "PASS", False: "FAIL", None: "NOT EVALUATED"}
+        return ", ".join(
+            f"{words[g.passed]} {g.op}{g.threshold:g}" for g in by_metric.get(metric, [])
+        )
 
     rows: list[tuple[str, ...]] = [("suite", "metric", "mean", "95% CI", "n", "gate")]
     for key, agg in aggregates.items():
         suite, metric = key.split("/", 1)
-        ci = f"[{_fmt(agg['ci_low'])}, {_fmt(agg['ci_high'])}]"
-        rows.append((suite, metric, _fmt(agg["mean"]), ci, str(agg["n"]), verdict(key)))
-        breakdowns = agg.get("breakdowns") or {}
-        by, levels = next(iter(breakdowns.items()), ("", {}))  # the suite's first attribute
+        ci = f"[{_fmt(agg.ci_low)}, {_fmt(agg.ci_high)}]"
+        rows.append((suite, metric, _fmt(agg.mean), ci, str(agg.n), verdict(key)))
+        by, levels = next(iter((agg.breakdowns or {}).items()), ("", {}))  # the first attribute
         if len(levels) > 1:
             for level, sub in levels.items():
-                sub_ci = f"[{_fmt(sub['ci_low'])}, {_fmt(sub['ci_high'])}]"
-                rows.append(("", f"  {by}={level}", _fmt(sub["mean"]), sub_ci, str(sub["n"]), ""))
+                sub_ci = f"[{_fmt(sub.ci_low)}, {_fmt(sub.ci_high)}]"
+                rows.append(("", f"  {by}={level}", _fmt(sub.mean), sub_ci, str(sub.n), ""))
     for metric in by_metric:
         if metric not in aggregates:
             suite, name = metric.split("/", 1) if "/" in metric else (metric, "")
@@ -56,4 +56,94 @@ def score_table(
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
+    return lines
+
+
+def verdict_line(record: RunRecord) -> str:
+    """``extractbench verdict: PASS`` or ``... FAIL (exit 1): reason; reason``."""
+    v = record.verdict
+    if v is None:
+        return "extractbench verdict: not decided"
+    if v.word == "PASS":
+        return "extractbench verdict: PASS"
+    return f"extractbench verdict: {v.word} (exit {record.exit_status}): " + "; ".join(
+        v.reasons[:3]
+    )
+
+
+def _baseline_lines(record: RunRecord) -> list[str]:
+    base = record.baseline
+    if base is None:
+        return []
+    lines = [f"baseline {base.run_id}: {base.reason}"]
+    for c in base.comparisons:
+        if c.delta is not None:
+            lines.append(
+                f"baseline {c.metric}: {c.baseline:.4f} -> {c.current:.4f}, paired delta {c.delta:+.4f} "
+                f"[{c.ci_low:+.4f}, {c.ci_high:+.4f}] over {c.n_shared} shared items: {c.verdict}"
+                + ("  REGRESSION GATE FAILED" if c.failed else "")
+            )
+        else:
+            lines.append(
+                f"baseline {c.metric}: not comparable (no shared items; {c.only_current} here, "
+                f"{c.only_baseline} in baseline)"
+            )
+    return lines
+
+
+def summary_lines(
+    record: RunRecord, suite_lines: Sequence[str] = (), written: Path | None = None
+) -> list[str]:
+    """The summary every path prints: model, counts, caps, the score table, the suites'
+    own lines, baseline deltas, undecided and failed gates, errors, files, the verdict.
+
+    Args:
+        record: a decided run record (its ``verdict`` set).
+        suite_lines: the suites' own report lines (``Suite.summary_lines``).
+        written: where the record was written (None: not written, or not by this command).
+    """
+    model, counts = record.model, record.counts
+    selection = record.selection
+    lines = [
+        f"model: {model.get('name', '?')} ({model.get('backend')}) sha256 {str(model.get('sha256', ''))[:12]}",
+        f"items: {counts.scored} scored, {counts.failed} failed, of {counts.expected} selected"
+        + ("" if record.complete else "  [INCOMPLETE RUN]"),
+    ]
+    repack = model.get("weight_repack") or {}
+    if repack and not repack.get("repack", True):
+        lines.insert(1, f"llama.cpp weight repacking {repack.get('reason')}")
+    if selection.shard:
+        lines.append(
+            f"shard {selection.shard}: {counts.items} items of the selected groups fall here; "
+            "`extractbench merge` of every shard's record decides the gates"
+        )
+    source = "run record (--rescore)" if record.rescore_of else "generation cache"
+    lines.append(f"model calls: {counts.calls}, {counts.cached_calls} answered from the {source}")
+    for name, info in sorted(record.suites.items()):
+        if info.limit:
+            lines.append(
+                f"{name}: {info.items_selected} of {info.items_total} items ({info.limit.source} {info.limit.value})"
+            )
+        lines += [
+            f"{name}: {note}"
+            for key, note in sorted(info.notes.items())
+            if key.startswith("warning")
+        ]
+    skipped = selection.skipped or record.suites_skipped
+    lines += [f"{name}: SKIPPED ({why})" for name, why in sorted(skipped.items())]
+    lines += [f"warning: {w}" for w in record.warnings]
+    lines += endpoint_lines(record.endpoints or {})
+    lines += score_table(record.aggregates, record.gates)
+    lines += list(suite_lines)
+    lines += _baseline_lines(record)
+    for gate in record.gates:
+        if gate.passed is False:
+            lines.append(f"GATE FAILED  {gate.expression}: {gate.reason}")
+        elif gate.passed is None:
+            lines.append(f"GATE NOT EVALUATED  {gate.expression}: {gate.reason}")
+    lines += [f"usage error: {line}" for line in record.usage_errors]
+    if written is not None:
+        lines.append(f"run record: {written}")
+    lines += [f"NOT WRITTEN: {e}" for e in record.output_errors]
+    lines.append(verdict_line(record))
     return lines

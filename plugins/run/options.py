@@ -6,18 +6,24 @@ one "extractbench" section, and an option is defined once whichever module reads
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
-from fixtures.models import BACKENDS
 from fixtures.models.repack import REPACK_MODES
 from plugins.run.supervisor import CRASH_GUARD_MODES
 
 __all__ = ["add_options"]
 
 
-def add_options(parser: pytest.Parser) -> pytest.OptionGroup:
+def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.OptionGroup:
     """Add extractbench's options to pytest's parser (called from ``pytest_addoption``);
-    return the group, where the suites add their own (``Suite.add_options``)."""
+    return the group, where the suites add their own (``Suite.add_options``).
+
+    Args:
+        parser: pytest's parser.
+        backends: the registered backend names (``fixtures.models.registry``).
+    """
     group = parser.getgroup("extractbench", "extractbench: model, data, scores, gates and reports")
     group.addoption(
         "--model",
@@ -29,11 +35,12 @@ def add_options(parser: pytest.Parser) -> pytest.OptionGroup:
     group.addoption(
         "--backend",
         default="llama-cpp",
-        choices=BACKENDS,
-        help="model backend: llama-cpp (llama-cpp-python in process, default), hf "
-        "(transformers in process: --model is a GGUF file or a local model folder; pip "
-        "install -e '.[hf]'), openai (an OpenAI-compatible server: --base-url, --model-name) "
-        "or fake (a deterministic weight-free model for testing the harness).",
+        choices=tuple(backends) or None,
+        help="model backend, one of the extractbench.backends entry points: llama-cpp "
+        "(llama-cpp-python in process, default), hf (transformers in process: --model is a "
+        "GGUF file or a local model folder; pip install -e '.[hf]'), openai (an "
+        "OpenAI-compatible server: --base-url, --model-name), fake (a deterministic "
+        "weight-free model for testing the harness), or one another package registers.",
     )
     group.addoption(
         "--judge-model",
@@ -213,6 +220,15 @@ def add_options(parser: pytest.Parser) -> pytest.OptionGroup:
         metavar="EXPR",
         help="release gate 'suite/metric>=NUMBER' (also >, <=, <) on the mean; repeatable. "
         "Added to [tool.extractbench.gates] in pyproject.toml. A failing gate exits 1.",
+    )
+    group.addoption(
+        "--gates-file",
+        metavar="PATH",
+        default=None,
+        help="also apply the gates of this TOML file ([tool.extractbench.gates] or [gates]); "
+        "gates otherwise come from the config file pytest loaded (its "
+        "[tool.extractbench.gates], or the ini option extractbench_gates) and --gate. The "
+        "run record names where each gate came from.",
     )
     group.addoption(
         "--shard",

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
-from fixtures.models.base import Backend, Generation
+import pytest
+
 from suites.item import Item
+from suites.model import Backend, Generation, RunStopper
 from suites.protocol import ItemResult, generate
 
-__all__ = ["ItemRecorder"]
+__all__ = ["ItemRecorder", "json_safe", "report_entry"]
 
 _METRIC_RE = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
 
@@ -45,8 +48,14 @@ class ItemRecorder:
     shows them as test-case properties.
     """
 
-    def __init__(self, item: Item, user_properties: list[tuple[str, object]]) -> None:
+    def __init__(
+        self,
+        item: Item,
+        user_properties: list[tuple[str, object]],
+        score_range: Callable[[str], tuple[float, float]] | None = None,
+    ) -> None:
         self.item = item
+        self._range = score_range
         self.scores: dict[str, float | None] = {}
         self.prediction: str | None = None
         self.tokens: dict[str, int] = {}
@@ -64,7 +73,9 @@ class ItemRecorder:
                 for "not computed" (counted, kept out of the mean).
 
         Raises:
-            ValueError: bad metric name, non-finite value, or the metric recorded twice.
+            ValueError: bad metric name, non-finite value, a value outside the metric's
+                declared range (``Suite.ranges``; [0, 1] by default), or the metric
+                recorded twice.
         """
         if not _METRIC_RE.match(metric):
             raise ValueError(f"score: metric name {metric!r} must be letters, digits, _ . - and /")
@@ -75,6 +86,12 @@ class ItemRecorder:
             if not math.isfinite(value):
                 raise ValueError(
                     f"score: {metric} = {value} is not a finite number ({self.item.id})"
+                )
+            low, high = self._range(metric) if self._range is not None else (-math.inf, math.inf)
+            if not low <= value <= high:
+                raise ValueError(
+                    f"score: {self.item.suite}/{metric} = {value:g} is outside its declared "
+                    f"range [{low:g}, {high:g}] ({self.item.id}): a metric bug, not a score"
                 )
         self.scores[metric] = value
         self._properties.append((f"{self.item.suite}/{metric}", "" if value is None else value))
@@ -135,3 +152,38 @@ class ItemRecorder:
             "details": dict(self.details),
             "calls": list(self.calls),
         }
+
+
+def _error_line(report: pytest.TestReport) -> str:
+    """``file:line: ExcType: message`` (the message's first lines) of a failed report."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    if crash is not None:
+        message = "\n".join(str(crash.message).strip().splitlines()[:3])
+        return f"{crash.path}:{crash.lineno}: {message}"[:1000]
+    return "\n".join(str(report.longrepr or "").strip().splitlines()[-3:])[:1000]
+
+
+def report_entry(
+    item: Item, recorder: ItemRecorder | None, report: pytest.TestReport,
+    call: pytest.CallInfo[None],
+) -> dict[str, Any] | None:  # fmt: skip
+    """The run-record entry an item's test report carries to the controller: its
+    recorder's content after the call, or a bare failed entry when setup or teardown
+    failed (None for the phases that record nothing). A test that passed without
+    recording a score fails here: an item that measured nothing never passes."""
+    if report.when == "call" and recorder is not None:
+        if report.passed and not recorder.scores:
+            report.outcome = "failed"
+            report.longrepr = f"{item.id}: the test recorded no score"
+        entry = recorder.to_dict()
+    elif report.failed:
+        entry = ItemRecorder(item, []).to_dict()
+    else:
+        return None
+    entry["outcome"] = report.outcome
+    entry["test"] = report.nodeid  # its JUnit name
+    if report.failed:
+        entry["error"] = _error_line(report)
+        if call.excinfo is not None and call.excinfo.errisinstance(RunStopper):
+            entry["stop"] = {"kind": call.excinfo.value.kind, "message": str(call.excinfo.value)}
+    return entry

@@ -1,22 +1,39 @@
-"""``[tool.extractbench]`` in pyproject.toml and the options that extend it."""
+"""Gates, item caps and suite options from configuration: the config file pytest itself
+loaded, ``--gates-file``, ``--gate`` and ``--suite-option``.
+
+``[tool.extractbench]`` (``gates``, ``limits``, ``options.<suite>``) is read from the
+``pyproject.toml`` pytest loaded as its configuration (``config.inipath``), never from a
+fixed place: ``pytest -c other.ini`` and ``--rootdir`` no longer drop or swap the gates
+silently. Any config file may also list gates under the ini option ``extractbench_gates``
+(``[pytest]`` of pytest.ini or tox.ini, ``[tool.pytest.ini_options]``). A project
+``pyproject.toml`` whose gates this run does not apply is named in a warning.
+"""
 
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plugins.verdict.gates import Gate, gates_from_config, parse_gate
+from plugins.verdict.gates import Gate, GateError, gates_from_config, parse_gate
 from suites.item import DataError
 from suites.registry import Registry
 
-__all__ = ["Settings", "SettingsError", "read_settings", "parse_suite_options", "check_settings"]
+__all__ = [
+    "Settings",
+    "SettingsError",
+    "read_settings",
+    "parse_suite_options",
+    "typed_suite_options",
+    "unknown_gates",
+    "project_pyprojects",
+]
 
 
 class SettingsError(ValueError):
-    """pyproject.toml or an option holds a value the harness cannot use."""
+    """A config file or an option holds a value the harness cannot use (one line)."""
 
 
 @dataclass(frozen=True)
@@ -24,15 +41,20 @@ class Settings:
     """What a run takes from configuration.
 
     Attributes:
-        gates: pyproject gates followed by ``--gate`` ones.
+        gates: the config file's gates, then ``--gates-file``'s, then ``--gate``'s.
         limits: suite -> default item cap when ``--limit`` is not given.
-        suite_options: suite -> {key: value}, pyproject values overridden by
-            ``--suite-option``.
+        suite_options: suite -> {key: value}: the config file's, overridden by
+            ``--suite-option`` (parsed into each suite's typed options by
+            :func:`typed_suite_options`).
+        gates_from: where gates were looked for, one line each (the record keeps it).
+        warnings: configuration this run does not apply although a project declares it.
     """
 
     gates: list[Gate] = field(default_factory=list)
     limits: dict[str, int] = field(default_factory=dict)
     suite_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    gates_from: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 def parse_suite_options(texts: Sequence[str]) -> dict[str, dict[str, str]]:
@@ -53,53 +75,120 @@ def parse_suite_options(texts: Sequence[str]) -> dict[str, dict[str, str]]:
     return out
 
 
+def _toml_table(path: Path, *keys: str) -> dict[str, Any]:
+    try:
+        table: Any = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"{path}: cannot be read as TOML ({exc})") from None
+    for key in keys:
+        table = table.get(key, {}) if isinstance(table, dict) else {}
+    return table if isinstance(table, dict) else {}
+
+
+def _limits(table: Mapping[str, Any], source: Path) -> dict[str, int]:
+    limits = {}
+    for suite, value in table.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise SettingsError(
+                f"{source} [tool.extractbench.limits]: {suite} = {value!r} must be a positive integer"
+            )
+        limits[suite] = value
+    return limits
+
+
+def project_pyprojects(places: Iterable[Path]) -> list[Path]:
+    """The nearest ``pyproject.toml`` at or above each of ``places`` (where pytest would
+    look for a config), without duplicates."""
+    found: list[Path] = []
+    for place in places:
+        for folder in [place.resolve(), *place.resolve().parents]:
+            candidate = folder / "pyproject.toml"
+            if candidate.is_file():
+                if candidate not in found:
+                    found.append(candidate)
+                break
+    return found
+
+
 def read_settings(
-    pyproject: Path, cli_gates: Sequence[str], cli_options: Sequence[str]
+    inipath: Path | None,
+    ini_gates: Sequence[str],
+    cli_gates: Sequence[str],
+    gates_file: Path | None,
+    cli_options: Sequence[str],
+    projects: Sequence[Path] = (),
 ) -> Settings:
-    """Read ``[tool.extractbench]`` (``gates``, ``limits``, ``options.<suite>``) and merge options.
+    """Read the run's configuration (see the module docstring).
+
+    Args:
+        inipath: the config file pytest loaded (``config.inipath``), or None.
+        ini_gates: the ini option ``extractbench_gates`` (one gate per line).
+        cli_gates: ``--gate`` expressions.
+        gates_file: ``--gates-file``: a TOML file with ``[tool.extractbench.gates]`` or
+            ``[gates]``.
+        cli_options: ``--suite-option`` texts.
+        projects: ``pyproject.toml`` files near the command (a warning names any whose
+            ``[tool.extractbench]`` this run does not apply).
 
     Raises:
         SettingsError: unreadable TOML, a limit that is not a positive integer, a bad
-            ``--suite-option``; :class:`plugins.gates.GateError` for a bad gate.
+            ``--suite-option``, a ``--gates-file`` that is missing or has no gate;
+            :class:`plugins.verdict.gates.GateError` for a bad gate.
     """
+    loaded = inipath.resolve() if inipath is not None else None
     table: dict[str, Any] = {}
-    if pyproject.is_file():
-        try:
-            table = (
-                tomllib.loads(pyproject.read_text(encoding="utf-8"))
-                .get("tool", {})
-                .get("extractbench", {})
-            )
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise SettingsError(f"{pyproject}: cannot read [tool.extractbench] ({exc})") from None
-    gates = gates_from_config(table.get("gates", {}), source=pyproject.name)
-    gates += [parse_gate(text, "--gate") for text in cli_gates]
-    limits = {}
-    for suite, value in table.get("limits", {}).items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    if loaded is not None and loaded.suffix == ".toml":
+        table = _toml_table(loaded, "tool", "extractbench")
+    source = str(loaded) if loaded else "no config file"
+    gates = gates_from_config(table.get("gates", {}), source=source)
+    gates += [
+        parse_gate(text, f"{source} extractbench_gates") for text in ini_gates if text.strip()
+    ]
+    gates_from = [f"{source}: {len(gates)} gates"]
+    if gates_file is not None:
+        if not gates_file.is_file():
+            raise SettingsError(f"--gates-file {gates_file}: no such file")
+        path = gates_file.resolve()
+        file_table = _toml_table(path, "tool", "extractbench", "gates") or _toml_table(
+            path, "gates"
+        )
+        if not file_table:
             raise SettingsError(
-                f"{pyproject} [tool.extractbench.limits]: {suite} = {value!r} must be a positive integer"
+                f"--gates-file {gates_file}: no [tool.extractbench.gates] or [gates] table"
             )
-        limits[suite] = value
+        found = gates_from_config(file_table, source=str(path))
+        gates += found
+        gates_from.append(f"--gates-file {path}: {len(found)} gates")
+    gates += [parse_gate(text, "--gate") for text in cli_gates]
+    if cli_gates:
+        gates_from.append(f"--gate: {len(cli_gates)} gates")
     options: dict[str, dict[str, Any]] = {s: dict(v) for s, v in table.get("options", {}).items()}
     for suite, values in parse_suite_options(cli_options).items():
         options.setdefault(suite, {}).update(values)
-    return Settings(gates=gates, limits=limits, suite_options=options)
+    warnings = []
+    for project in projects:
+        if project.resolve() == loaded:
+            continue
+        declared = _toml_table(project, "tool", "extractbench")
+        if declared.get("gates"):
+            names = ", ".join(
+                g.expression for g in gates_from_config(declared["gates"], str(project))
+            )
+            warnings.append(
+                f"{project} declares gates ({names}) and [tool.extractbench] settings that this "
+                f"run does not apply: pytest loaded {source}; run with -c {project} or "
+                f"--gates-file {project}"
+            )
+    limits = _limits(table.get("limits", {}), loaded) if loaded else {}
+    return Settings(gates, limits, options, gates_from, warnings)
 
 
-def check_settings(settings: Settings, registry: Registry) -> list[str]:
-    """What in the settings names something the registry does not know, one line each.
-
-    A gate must name a registered suite and one of its metrics (``FDA/accuracy`` or
-    ``fda/acuracy`` would otherwise never be evaluated); a suite option must name a
-    registered suite, one of its options, and a value of the option's type.
-
-    Returns:
-        The problems (empty when the settings are usable).
-    """
+def unknown_gates(gates: Sequence[Gate], registry: Registry) -> list[str]:
+    """A gate must name a registered suite and one of its metrics (``FDA/accuracy`` or
+    ``fda/acuracy`` would otherwise never be evaluated): one line per one that does not."""
     problems = []
     known = ", ".join(registry.names)
-    for gate in settings.gates:
+    for gate in gates:
         suite, _, metric = gate.metric.partition("/")
         spec = registry.get(suite)
         if spec is None:
@@ -111,15 +200,32 @@ def check_settings(settings: Settings, registry: Registry) -> list[str]:
                 f"gate {gate.expression} ({gate.source}): suite {suite} has no metric {metric!r}; "
                 f"its metrics: {', '.join(spec.metric_names())}"
             )
-    for suite, values in settings.suite_options.items():
-        spec = registry.get(suite)
-        if spec is None:
+    return problems
+
+
+def typed_suite_options(
+    values: Mapping[str, Mapping[str, Any]], registry: Registry
+) -> tuple[dict[str, Any], list[str]]:
+    """Every registered suite's typed ``Options``, each parsed once from ``values``.
+
+    Returns:
+        ``(suite -> Options, problems)``: a problem line per unknown suite, unknown key or
+        bad value (``--suite-option tableqa.per_cell=x: must be int``).
+    """
+    problems = []
+    known = ", ".join(registry.names)
+    for suite in values:
+        if registry.get(suite) is None:
             problems.append(
                 f"--suite-option {suite}.*: unknown suite {suite!r}; known suites: {known}"
             )
-            continue
+    typed: dict[str, Any] = {}
+    for name, spec in registry.suites.items():
         try:
-            spec.parse_options(values)
+            typed[name] = spec.parse_options(values.get(name))
         except DataError as exc:
             problems.append(f"--suite-option {exc}")
-    return problems
+    return typed, problems
+
+
+__all__ += ["GateError"]

@@ -1,20 +1,18 @@
-"""Per-run state shared by the hook modules."""
+"""What a run learns while it runs (one per pytest config: ``config.stash[STATE_KEY]``).
+
+The frozen configuration is :class:`plugins.run.config.RunConfig`; the models and the
+data folder are ``fixtures.plugin.ModelSetup``; this is the rest: the suites' facts and
+items as they arrive, and what stopped or broke the run.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fixtures.models import GenerationCache, ModelSpec
-from fixtures.models.serve import LocalServer
-from plugins.run.settings import Settings
-from plugins.run.shard import Shard
-from suites.datasets.resolve import DataChoice
 from suites.item import Item, SuiteData
-from suites.registry import Registry
 
 __all__ = ["RunState", "STATE_KEY", "USAGE_PREFIX"]
 
@@ -24,56 +22,44 @@ USAGE_PREFIX = "extractbench usage error: "
 
 @dataclass
 class RunState:
-    """Per-run state of this process (one per pytest config, owned by the extractbench
-    plugin: ``config.stash[STATE_KEY]``)."""
+    """The facts of one run, in the order they arrive.
 
-    run_id: str
-    started: float
-    started_at: str
-    settings: Settings
-    report_path: Path
-    controller: bool
-    options: dict[str, Any] = field(default_factory=dict)  # suite -> its parsed Options
+    Attributes:
+        selected: suites the command's paths (or the ``--rescore`` record) select.
+        excluded: suites a ``--rescore`` record lacks (their tests are deselected).
+        skipped: ``--skip-missing-data``: suite -> why.
+        loaded: suite -> its loaded data (this process).
+        suites: suite -> facts for the record (breakdown, items total and selected,
+            limit, notes, items deselected by ``-k``/``-m``/``--deselect``/``--lf``).
+        collected: items a worker collected (xdist controller; before suites arrive).
+        items: item id -> its record entry.
+        other_tests: node id -> the record entry of a test that is not an item.
+        usage_errors: one line each (exit 4).
+        crashes: processes that died running an item; ``crashed_ids`` their items.
+        interrupted: ``SIGINT`` or ``SIGTERM``; ``signal``: the one our handler caught.
+        stopped: why the run was stopped early (circuit breaker, ...).
+        data: data provenance for the record.
+        sent_suites: (worker) suites whose facts went to the controller.
+        run_order: ``--concurrency``: item id -> (its items in run order, its index).
+    """
+
+    selected: list[str] = field(default_factory=list)
+    excluded: set[str] = field(default_factory=set)
+    skipped: dict[str, str] = field(default_factory=dict)
     loaded: dict[str, SuiteData] = field(default_factory=dict)
     suites: dict[str, dict[str, Any]] = field(default_factory=dict)
+    collected: int = 0
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
-    collected: int = 0  # items a worker collected (xdist controller; before suites arrive)
-    baseline: dict[str, Any] | None = None
-    registry: Registry = field(default_factory=Registry)
-    selected: list[str] = field(default_factory=list)  # suites the command's paths select
-    excluded: set[str] = field(default_factory=set)  # suites a --rescore record lacks
-    skipped: dict[str, str] = field(default_factory=dict)  # --skip-missing-data: suite -> why
-    sent_suites: set[str] = field(default_factory=set)  # worker: suites told to the controller
+    other_tests: dict[str, dict[str, Any]] = field(default_factory=dict)
     usage_errors: list[str] = field(default_factory=list)
     crashes: list[dict[str, Any]] = field(default_factory=list)
     crashed_ids: set[str] = field(default_factory=set)
-    other_failures: set[str] = field(default_factory=set)  # failed tests that are not items
-    interrupted: str | None = None  # "SIGINT" or "SIGTERM"
-    signal: str | None = None  # the signal our handler turned into KeyboardInterrupt
-    stopped: str | None = None  # why the run was stopped early (circuit breaker, ...)
-    data: dict[str, Any] = field(default_factory=dict)  # data provenance for the record
-    record: dict[str, Any] | None = None
-    extra_lines: list[str] = field(default_factory=list)
-    artifacts: list[Path] = field(default_factory=list)
-    written: Path | None = None
-    output_errors: list[str] = field(default_factory=list)
-    # the run's model, data and replay facts (fixtures/plugin.py: setup_models)
-    model: ModelSpec | None = None
-    judge: ModelSpec | None = None  # --judge-model; None: the model under test judges
-    data_choice: DataChoice | None = None  # how the data folder was chosen (None: not yet)
-    cache: GenerationCache | None = None
-    server: LocalServer | None = None  # --serve: the server this process started
-    replay: dict[str, Any] | None = None  # --rescore: the record whose calls answer
-    shard: Shard | None = None  # --shard K/N
-    # -n 0 under the crash guard: the supervisor's journal folder (plugins/supervisor.py)
-    journal: Path | None = None
-    # --concurrency: item id -> (the items it runs among in this process, in order; its index)
+    interrupted: str | None = None
+    signal: str | None = None
+    stopped: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+    sent_suites: set[str] = field(default_factory=set)
     run_order: dict[str, tuple[list[Item], int]] | None = None
-
-    @property
-    def data_dir(self) -> Path | None:
-        """The benchmark data folder, or None when none was found."""
-        return self.data_choice.folder if self.data_choice is not None else None
 
 
 STATE_KEY = pytest.StashKey[RunState]()

@@ -1,9 +1,15 @@
-"""The parametrized pytest test of a registered suite: one line in the suite's test file.
+"""Running one item: the ``run_item`` fixture a suite's test calls, and ``suite_test``.
 
-``test_fda = suite_test("fda")`` in ``suites/fda/test_fda.py`` gives the test whose items
-are ``suites/fda/test_fda.py::test_fda[<item id>]`` (the node ids and JUnit names CI keys
-on). Each item runs the suite's plain ``run(item, models, options)`` and records its
-:class:`suites.protocol.ItemResult`.
+A suite's test file holds one function and imports nothing of the plugin::
+
+    @pytest.mark.suite("fda")
+    def test_fda(bench_item, run_item):
+        run_item(bench_item)
+
+which gives the tests ``suites/fda/test_fda.py::test_fda[<item id>]`` (the node ids and
+JUnit names CI keys on). ``run_item`` runs the suite's plain ``run(item, models,
+options)`` and records its :class:`suites.protocol.ItemResult`. ``suite_test(NAME)``
+builds the same function for a test file that prefers one line.
 """
 
 from __future__ import annotations
@@ -15,16 +21,17 @@ import pytest
 from fixtures.models.routing import routing
 from fixtures.models.wrappers import CachingBackend
 from fixtures.nodes import bench_items
+from plugins.run.config import CONFIG_KEY, RunConfig
 from plugins.run.recorder import ItemRecorder
 from plugins.run.state import STATE_KEY, RunState
 from suites.item import Item
 from suites.protocol import Models
 
-__all__ = ["suite_test"]
+__all__ = ["suite_test", "run_item"]
 
 
 def _prefetch_ahead(
-    state: RunState, session: pytest.Session, model: CachingBackend, item: Item
+    cfg: RunConfig, state: RunState, session: pytest.Session, model: CachingBackend, item: Item
 ) -> None:
     """Keep the next ``concurrency`` first calls of this process's items in flight
     (``--concurrency``), this item's included: in run order where this process knows it
@@ -32,7 +39,7 @@ def _prefetch_ahead(
     group runs on one worker, consecutively; which group comes next is the scheduler's)."""
     if state.run_order is None:  # once per process
         order = [  # MINEA's first call is not its prompt: its items are not sent ahead
-            it for it in bench_items(session.items) if state.registry.get(it.suite).prefetch
+            it for it in bench_items(session.items) if cfg.registry.suites[it.suite].prefetch
         ]
         by_group: dict[str, list[Item]] = {}
         for it in order:
@@ -48,6 +55,25 @@ def _prefetch_ahead(
     model.prefetch((it.prompt, it.max_tokens, it.stop, it.group) for it in window)
 
 
+@pytest.fixture
+def run_item(
+    request: pytest.FixtureRequest, model: object, judge: object, score: ItemRecorder
+) -> Callable[[Item], None]:
+    """``run_item(bench_item)``: run the item through its suite and record the result."""
+    cfg = request.config.stash[CONFIG_KEY]
+    state = request.config.stash[STATE_KEY]
+
+    def run(item: Item) -> None:
+        suite = cfg.registry.suites[item.suite]
+        if suite.prefetch and isinstance(model, CachingBackend) and model.concurrency > 1:
+            _prefetch_ahead(cfg, state, request.session, model, item)
+        with routing(item.group):  # several endpoints: a group stays on one
+            result = suite.run(item, Models(model, judge), cfg.suite_options[item.suite])  # type: ignore[arg-type]
+        score.record(result)
+
+    return run
+
+
 def suite_test(name: str) -> Callable[..., None]:
     """The test function of suite ``name`` (marked ``@pytest.mark.suite(name)``).
 
@@ -56,14 +82,8 @@ def suite_test(name: str) -> Callable[..., None]:
             ``pytest_extractbench_suites`` hook.
     """
 
-    def test(bench_item: Item, model, judge, score: ItemRecorder, request) -> None:  # noqa: ANN001
-        state = request.config.stash[STATE_KEY]
-        suite = state.registry.get(name)
-        if suite.prefetch and isinstance(model, CachingBackend) and model.concurrency > 1:
-            _prefetch_ahead(state, request.session, model, bench_item)
-        with routing(bench_item.group):  # several endpoints: a group stays on one
-            result = suite.run(bench_item, Models(model, judge), state.options[name])
-        score.record(result)
+    def test(bench_item: Item, run_item: Callable[[Item], None]) -> None:
+        run_item(bench_item)
 
     test.__name__ = test.__qualname__ = f"test_{name}"
     test.__doc__ = f"One item of the {name} suite: run it and record its scores."

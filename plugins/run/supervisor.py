@@ -43,7 +43,6 @@ __all__ = [
 
 JOURNAL_ENV = "EXTRACTBENCH_CRASH_JOURNAL"
 CRASH_GUARD_MODES = ("auto", "on", "off")
-NATIVE_BACKENDS = ("llama-cpp", "hf")  # run the model's native code in the pytest process
 CRASHED_STATUS = 7  # plugins.verdict.CRASHED (not imported: the verdict module is larger)
 # options whose run collects no items or needs the terminal's stdin: never supervised
 _NOT_A_RUN = (
@@ -75,10 +74,21 @@ def should_supervise(config: pytest.Config) -> bool:
     if mode == "on":
         return True
     return (
-        config.getoption("backend") in NATIVE_BACKENDS
+        _in_process(config.getoption("backend"))
         and not config.getoption("serve")
         and not config.getoption("rescore")
     )
+
+
+def _in_process(backend: str) -> bool:
+    """Whether ``backend`` runs the model's native code in the pytest process."""
+    from fixtures.models.registry import backend_kind
+    from suites.model_files import ModelFileError
+
+    try:
+        return backend_kind(backend).in_process
+    except ModelFileError:
+        return False  # configure reports the unknown backend
 
 
 def take_journal() -> Path | None:

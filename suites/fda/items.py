@@ -167,7 +167,7 @@ def load_items(data_dir: Path, options: FdaOptions | Mapping[str, Any] | None = 
         if row["doc_id"] not in docs:
             docs[row["doc_id"]] = read_text(labels_path.parent / row["doc_file"])
 
-    from fixtures.models.files import default_model_path, file_sha256
+    from suites.model_files import default_model_path, file_sha256
 
     model_path = default_model_path()
     sha = file_sha256(model_path)

@@ -9,6 +9,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from suites.protocol import CommandTools
+
 __all__ = ["add_commands", "needles"]
 
 USAGE_ERROR = 4  # the exit status of a usage error, as pytest's
@@ -36,9 +38,10 @@ def add_commands(subparsers: argparse._SubParsersAction) -> None:
     ndl.set_defaults(func=needles)
 
 
-def needles(args: argparse.Namespace) -> int:
+def needles(args: argparse.Namespace, tools: CommandTools) -> int:
     """``extractbench needles``: write a needle set; the exit status (0, 1 when the model
-    gave no usable needle, 4 on bad input with one line on stderr)."""
+    gave no usable needle, 4 on bad input with one line on stderr). ``tools`` loads the
+    model and finds the data folder (the ``extractbench`` command gives them)."""
     if args.per_type < 1:
         print("extractbench needles: --per-type must be at least 1", file=sys.stderr)
         return USAGE_ERROR
@@ -58,14 +61,11 @@ def needles(args: argparse.Namespace) -> int:
         sha = write_needles(out, template_header(schema, args.per_type, args.seed), found)
         print(f"wrote {out}: {len(found)} needles, sha256 {sha}")
         return 0
-    from fixtures.data import DataDirError, resolve_data_dir
-    from fixtures.models import ModelError, ModelFileError, resolve_model_spec
-    from fixtures.models.llama_cpp import LlamaCppBackend, default_threads
+    from suites.model import ModelError
 
     try:
-        spec = resolve_model_spec("llama-cpp", args.model, args.seed, default_threads(1))
-        data_dir = resolve_data_dir(args.data_dir, Path.cwd())
-    except (ModelFileError, DataDirError) as exc:
+        data_dir = tools.data_dir(args.data_dir)
+    except DataError as exc:
         print(f"extractbench: {exc}", file=sys.stderr)
         return USAGE_ERROR
     documents = sorted((data_dir / "minea" / "haystacks").glob("*.md")) if data_dir else []
@@ -75,9 +75,8 @@ def needles(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return USAGE_ERROR
-    assert spec.path is not None
     try:
-        model = LlamaCppBackend(spec.path, n_ctx=8192, n_threads=spec.n_threads, seed=spec.seed)
+        model, name = tools.load_model(args.model, args.seed, 8192)
         found, problems = llm_needles(
             model, schema, [p.read_text(encoding="utf-8") for p in documents], args.per_type
         )
@@ -86,7 +85,7 @@ def needles(args: argparse.Namespace) -> int:
         return USAGE_ERROR
     for line in problems:
         print(f"skipped: {line}", file=sys.stderr)
-    header = {"generator": "llm", "model": spec.path.name, "per_type": args.per_type,
+    header = {"generator": "llm", "model": name, "per_type": args.per_type,
               "seed": args.seed, "types": list(schema.types)}  # fmt: skip
     if not found:
         print("extractbench: the model gave no usable needle", file=sys.stderr)

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from fixtures.models.base import Backend, Generation
 from suites.item import Item
 from suites.minea.encoder import load_encoder
 from suites.minea.extraction import Extraction, extract_document
@@ -16,6 +15,7 @@ from suites.minea.matching import CRITERIA, judge_needle, match_needle
 from suites.minea.needles import Needle
 from suites.minea.quality import lost_in_the_middle, quality_scores
 from suites.minea.schema import Schema
+from suites.model import Backend, Generation
 
 __all__ = ["DocumentResult", "evaluate_document"]
 

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fixtures.models.base import Backend, ModelError
 from suites.minea.schema import Schema
+from suites.model import Backend, ModelError
 
 __all__ = [
     "ENTITY_GRAMMAR",

@@ -25,9 +25,9 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from fixtures.models.base import Backend
 from suites.minea.extraction import entity_text
 from suites.minea.needles import Needle
+from suites.model import Backend
 
 __all__ = [
     "CRITERIA",

@@ -18,9 +18,9 @@ from collections.abc import Callable, Sequence
 
 from faker import Faker
 
-from fixtures.models.base import Backend
 from suites.minea.needles import Needle
 from suites.minea.schema import Schema
+from suites.model import Backend
 
 __all__ = [
     "template_header",

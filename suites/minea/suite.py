@@ -5,6 +5,7 @@ Sections 4-5)."""
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -124,6 +125,10 @@ SUITE = Suite(
     data=("minea/haystacks_manifest.jsonl",),
     data_source="SOURCES.md section 4",
     report="suites.minea.report",
+    ranges=(  # counts, and relevance's coefficient of variation (std / mean)
+        ("parse_failures", 0.0, math.inf), ("entities", 0.0, math.inf),
+        ("relevance_spread", 0.0, math.inf),
+    ),  # fmt: skip
     add_options=add_options,
     cli_options=cli_options,
     commands=commands,

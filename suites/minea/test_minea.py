@@ -1,6 +1,9 @@
 """MINEA (needles infused into FDA documents, iterated extraction, six matching criteria):
 one test per document; the suite is ``suites/minea/suite.py``."""
 
-from plugins.run.suite_test import suite_test
+import pytest
 
-test_minea = suite_test("minea")
+
+@pytest.mark.suite("minea")
+def test_minea(bench_item, run_item):
+    run_item(bench_item)

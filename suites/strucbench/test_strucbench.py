@@ -1,6 +1,10 @@
-"""Struc-Bench (text-to-table in raw text, HTML and LaTeX): one test per item; the suite is
+"""Struc-Bench (text-to-table in raw text, HTML and LaTeX): one test per item (the extractbench plugin parametrizes
+``bench_item`` with the suite's items; ``run_item`` runs one and records its scores); the suite is
 ``suites/strucbench/suite.py`` (items, options, how an item is run and scored)."""
 
-from plugins.run.suite_test import suite_test
+import pytest
 
-test_strucbench = suite_test("strucbench")
+
+@pytest.mark.suite("strucbench")
+def test_strucbench(bench_item, run_item):
+    run_item(bench_item)

@@ -1,7 +1,14 @@
 """Table QA (lookup questions over wiki and synthetic tables) and TableBench alongside: one
 test per item; the suites are ``suites/tableqa/suite.py``."""
 
-from plugins.run.suite_test import suite_test
+import pytest
 
-test_tableqa = suite_test("tableqa")
-test_tablebench = suite_test("tablebench")
+
+@pytest.mark.suite("tableqa")
+def test_tableqa(bench_item, run_item):
+    run_item(bench_item)
+
+
+@pytest.mark.suite("tablebench")
+def test_tablebench(bench_item, run_item):
+    run_item(bench_item)

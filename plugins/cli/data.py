@@ -1,0 +1,80 @@
+"""``extractbench data fetch|verify|info``: the pinned benchmark data."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from plugins.verdict.exit_codes import USAGE_ERROR
+from suites.datasets.fetch import MIRROR_ENV
+from suites.datasets.manifest import MANIFEST_PATH
+
+__all__ = ["data_command"]
+
+
+def data_command(args: argparse.Namespace) -> int:
+    """``extractbench data fetch|verify|info``."""
+    from suites.datasets.fetch import FetchError, data_cache_dir, fetch
+    from suites.datasets.manifest import load_manifest
+
+    manifest = load_manifest()
+    unknown = [s for s in getattr(args, "suites", []) if s not in manifest.suites]
+    if unknown:
+        print(f"extractbench: unknown suite(s) {', '.join(unknown)}; the manifest lists: "
+              f"{', '.join(manifest.suites)}", file=sys.stderr)  # fmt: skip
+        return USAGE_ERROR
+    cache = data_cache_dir(manifest)
+    if args.data_command == "fetch":
+        dest = Path(args.dest) if args.dest else cache
+        suites = args.suites or list(manifest.suites)
+        mirror = args.mirror or os.environ.get(MIRROR_ENV)
+        if mirror and not mirror.startswith(("http://", "https://")):
+            print(f"extractbench: --mirror {mirror}: must be an http:// or https:// URL",
+                  file=sys.stderr)  # fmt: skip
+            return USAGE_ERROR
+        try:
+            done = fetch(manifest, suites, dest, mirror=args.mirror or os.environ.get(MIRROR_ENV),
+                         progress=sys.stderr.isatty())  # fmt: skip
+        except FetchError as exc:
+            print(f"extractbench: {exc}", file=sys.stderr)
+            return 1
+        problems = [p for p in manifest.verify(dest, suites) if not p.startswith("extra")]
+        for line in problems:
+            print(line, file=sys.stderr)
+        print(f"{dest}: {', '.join(suites)} verified ({len(done)} files fetched or built)")
+        return 1 if problems else 0
+    if args.data_command == "verify":
+        folder = Path(args.dir) if args.dir else cache
+        if not folder.is_dir():
+            print(f"extractbench: {folder}: no such folder", file=sys.stderr)
+            return USAGE_ERROR
+        suites = args.suites or list(manifest.suites)
+        problems = manifest.verify(folder, suites)
+        for line in problems:
+            print(line)
+        failing = [p for p in problems if not p.startswith("extra")]
+        print(f"{folder}: {len(manifest.files(suites))} files of {', '.join(suites)}: "
+              + (f"{len(failing)} missing or changed" if failing else "all verified"))  # fmt: skip
+        return 1 if failing else 0
+    print(f"data manifest {manifest.version} ({MANIFEST_PATH})")
+    print(f"user cache: {cache}")
+    for name, source in manifest.sources.items():
+        print(f"source {name}: {source.repository}@{source.commit[:12]}: {source.license}")
+    places = {
+        "user cache": cache,
+        "../shared/data": Path(__file__).resolve().parents[3] / "shared" / "data",
+    }
+    if os.environ.get("EXTRACTBENCH_DATA"):
+        places = {"$EXTRACTBENCH_DATA": Path(os.environ["EXTRACTBENCH_DATA"]), **places}
+    total = sum(e.size for e in manifest.files().values()) / 1e6
+    print(f"{len(manifest.files())} files, {total:.1f} MB in all")
+    for suite, files in manifest.suites.items():
+        size = sum(e.size for e in files.values()) / 1e6
+        where = [
+            f"{name}: {'present' if folder.is_dir() and not manifest.missing(folder, [suite]) else 'absent'}"
+            for name, folder in places.items()
+        ]
+        print(f"{suite}: {len(files)} files, {size:.1f} MB; " + "; ".join(where))
+    return 0

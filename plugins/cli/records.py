@@ -1,0 +1,101 @@
+"""``extractbench report``, ``merge`` and ``schema``: run records outside pytest.
+
+``report`` and ``merge`` end exactly as a live run does: one call of
+:func:`plugins.verdict.decide` on the record's facts, one of
+:func:`plugins.outputs.write_outputs`, then the same summary lines; the exit status is
+the verdict's. ``report`` of a record therefore gives the exit status and the words of the
+run that wrote it (with ``--baseline``, decided again against that baseline).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import plugins.outputs
+import plugins.verdict
+from plugins.cli.merge import MergeError, merge_records, record_gates
+from plugins.outputs.record import RunRecord
+from plugins.outputs.record_io import load_record, record_schema
+from plugins.outputs.terminal import summary_lines
+from plugins.outputs.write import Targets
+from plugins.verdict.decision import GateSet
+from plugins.verdict.exit_codes import USAGE_ERROR
+from suites.registry import Registry
+
+__all__ = ["report_command", "merge_command", "schema_command"]
+
+
+def _path(value: str | None) -> Path | None:
+    return Path(value) if value else None
+
+
+def _finish(record: RunRecord, gates: GateSet, targets: Targets) -> int:
+    """Decide, write, print the summary; the exit status."""
+    verdict = plugins.verdict.decide(record, gates, record.selection)
+    written = plugins.outputs.write_outputs(record, verdict, targets, Registry.installed())
+    for line in summary_lines(written.record, written.suite_lines, written.record_path):
+        print(line)
+    return written.verdict.status
+
+
+def _gates(record: RunRecord, args: argparse.Namespace, where: str) -> GateSet:
+    baseline = load_record(Path(args.baseline)) if args.baseline else None
+    recorded = (
+        record.baseline.model_dump(mode="json") if record.baseline and baseline is None else None
+    )
+    max_regression = args.max_regression
+    if baseline is None and record.baseline is not None:
+        max_regression = record.baseline.max_regression
+    return GateSet(
+        record_gates(record, where), baseline, recorded, max_regression,
+        bool(args.allow_incomparable_baseline),
+    )  # fmt: skip
+
+
+def report_command(args: argparse.Namespace) -> int:
+    """Render the reports of a run record; return the run's own exit status."""
+    record = load_record(Path(args.record))
+    try:
+        gates = _gates(record, args, args.record)
+    except MergeError as exc:
+        print(f"extractbench report: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    targets = Targets(
+        junit=_path(args.junitxml), html=_path(args.html), markdown=_path(args.summary_md),
+        artifacts=False,
+    )  # fmt: skip
+    return _finish(record, gates, targets)
+
+
+def merge_command(args: argparse.Namespace) -> int:
+    """The shards' run records as one run's record, JUnit and summaries; that run's exit
+    status (4 when the records cannot be merged)."""
+    records = [load_record(Path(p)) for p in args.records]
+    try:
+        merged = merge_records(records, args.records)
+        gates = _gates(records[0], args, args.records[0])
+    except MergeError as exc:
+        print(f"extractbench merge: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    counts = merged.counts
+    print(f"merged {len(records)} shards: {counts.scored} items scored, {counts.failed} failed, "
+          f"of {counts.expected} selected")  # fmt: skip
+    targets = Targets(
+        record=Path(args.out), junit=_path(args.junitxml), html=_path(args.html),
+        markdown=_path(args.summary_md),
+    )  # fmt: skip
+    return _finish(merged, gates, targets)
+
+
+def schema_command(args: argparse.Namespace) -> int:
+    """Print (or write with ``--out``) the run record's JSON Schema."""
+    text = json.dumps(record_schema(), indent=1) + "\n"
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"wrote {args.out}")
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,55 @@
+"""The suites' own reports of a run record: terminal lines and files (tables, heatmaps)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from plugins.outputs.record import RunRecord
+from suites.registry import Registry
+
+__all__ = ["suite_reports"]
+
+
+def suite_reports(
+    record: RunRecord,
+    registry: Registry,
+    folder: Path,
+    stem: str,
+    write_files: bool,
+    lost: list[str],
+) -> tuple[list[str], list[Path]]:
+    """Run each suite's report (``Suite.summary_lines``, ``Suite.write_artifacts``) on the
+    record; the suite is found by its name in the registry, never by a name read from the
+    record (a record never names code to import).
+
+    A suite's report reads the record as JSON data (its own ``details`` are its own
+    schema). With ``write_files`` its files go to ``folder`` (named ``<stem>-...``) and
+    are listed under ``suites.<name>.artifacts`` of ``record`` (updated in place). A
+    failing report costs only its own output, with one line saying why; a folder that
+    cannot be created is an output error appended to ``lost``.
+
+    Returns:
+        The suites' terminal lines and the files written.
+    """
+    lines: list[str] = []
+    paths: list[Path] = []
+    if write_files:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            lost.append(f"report folder {folder}: cannot be created ({exc.strerror or exc})")
+            write_files = False
+    data = record.as_dict()
+    for name, info in sorted(record.suites.items()):
+        suite = registry.get(name)
+        if suite is None or suite.report is None:
+            continue
+        try:
+            lines += suite.summary_lines(data)
+            if write_files:
+                written = suite.write_artifacts(data, folder, stem)
+                info.artifacts = [str(p) for p in written]
+                paths += written
+        except Exception as exc:  # a report must never lose the run record
+            lines.append(f"{name}: report {suite.report} failed: {type(exc).__name__}: {exc}")
+    return lines, paths

@@ -1,0 +1,175 @@
+"""``write_outputs``: every file a run ends with, from its decided record, in one place.
+
+The live run, ``--rescore``, ``extractbench merge`` and ``extractbench report`` call
+:func:`write_outputs` once with the record and the verdict :func:`plugins.verdict.decide`
+gave, and the files they want (:class:`Targets`). Plots and the suites' own files go
+beside the run record; then JUnit, HTML and the markdown summary; the run record last, so
+it holds the final verdict. An output that cannot be written is one line in the record's
+``output_errors`` and the verdict becomes exit 6 (:meth:`Verdict.with_lost_outputs`); if
+the record itself cannot be written, the other outputs are written again so that none of
+them says more than the run could keep, and an earlier run's record at that path is
+removed so no reader takes it for this run's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plugins.outputs.html_report import page_html
+from plugins.outputs.junit import junit_xml
+from plugins.outputs.markdown import summary_markdown
+from plugins.outputs.plots import metric_plots
+from plugins.outputs.record import RunRecord
+from plugins.outputs.record_io import dump_record
+from plugins.outputs.suite_reports import suite_reports
+from plugins.verdict.decision import Verdict
+from suites.files import atomic_write
+from suites.registry import Registry
+
+__all__ = ["Targets", "Written", "write_outputs", "remove_stale"]
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The files a run writes (None: not wanted).
+
+    Attributes:
+        record: the JSON run record (``--report-json``; default ``reports/<run-id>.json``).
+        junit: JUnit XML (``--junitxml``).
+        html: the self-contained HTML page (``--html``).
+        markdown: the markdown summary (``--summary-md``).
+        artifacts: write plots and the suites' own files beside the record (a live run,
+            merge); False reuses the record's files (``extractbench report``).
+    """
+
+    record: Path | None = None
+    junit: Path | None = None
+    html: Path | None = None
+    markdown: Path | None = None
+    artifacts: bool = True
+
+
+@dataclass
+class Written:
+    """What :func:`write_outputs` did.
+
+    Attributes:
+        record: the final record (verdict after lost outputs, artifacts listed).
+        verdict: the final verdict (its status is the exit status).
+        suite_lines: the suites' own report lines (the terminal shows them).
+        files: every file written.
+        record_path: where the record was written, or None.
+    """
+
+    record: RunRecord
+    verdict: Verdict
+    suite_lines: list[str] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    record_path: Path | None = None
+
+
+def remove_stale(path: Path) -> str:
+    """After a failed write: remove an earlier run's record at ``path``, so no reader
+    takes it for this run's. Returns one line saying what became of it."""
+    try:
+        path.unlink()
+    except (FileNotFoundError, NotADirectoryError):
+        return "no file was left there"
+    except OSError as exc:
+        return (
+            f"THE FILE AT {path} IS AN EARLIER RUN'S RECORD and could not be removed "
+            f"({exc.strerror or exc})"
+        )
+    return "the earlier run's record that was there has been removed"
+
+
+def _images(record: RunRecord, targets: Targets, folder: Path, stem: str) -> list[Path]:
+    if targets.artifacts:
+        return metric_plots(record, folder, stem)
+    existing = [Path(p) for p in record.artifacts if Path(p).is_file()]
+    if existing or not (targets.html or targets.markdown):
+        return existing
+    return metric_plots(record, folder, stem)
+
+
+def _documents(targets: Targets) -> list[tuple[str, Path, Callable[..., str]]]:
+    """(option, path, render(record, images, lines, path)) of each wanted document."""
+    wanted: list[tuple[str, Path | None, Callable[..., str]]] = [
+        ("--junitxml", targets.junit, lambda r, i, s, p: junit_xml(r)),
+        ("--html", targets.html, lambda r, i, s, p: page_html(r, i, s)),
+        ("--summary-md", targets.markdown,
+         lambda r, i, s, p: summary_markdown(r, i, p.parent.resolve(), s)),
+    ]  # fmt: skip
+    return [(name, path, render) for name, path, render in wanted if path is not None]
+
+
+def write_outputs(
+    record: RunRecord, verdict: Verdict, targets: Targets, registry: Registry
+) -> Written:
+    """Write the outputs of a decided run (see the module docstring).
+
+    Args:
+        record: the run record (facts; the verdict is applied here).
+        verdict: what :func:`plugins.verdict.decide` returned for it.
+        targets: the files wanted.
+        registry: the suites, whose reports (``Suite.summary_lines``,
+            ``Suite.write_artifacts``) are found by name here, never by a name read
+            from the record.
+
+    Returns:
+        :class:`Written`; ``verdict.status`` is the exit status. Never raises for an
+        output that cannot be written (it is an output error).
+    """
+    lost: list[str] = []
+    anchor = targets.record or targets.html or targets.markdown or targets.junit or Path("run")
+    folder, stem = anchor.parent, anchor.stem
+    record = record.decided(verdict)
+    suite_lines, files = suite_reports(record, registry, folder, stem, targets.artifacts, lost)
+    try:
+        images = _images(record, targets, folder, stem)
+    except Exception as exc:  # a plot must never lose the run record
+        images = []
+        suite_lines.append(f"plots failed: {type(exc).__name__}: {exc}")
+    files += images
+    artifacts = [str(p) for p in files] if targets.artifacts else record.artifacts
+    record = record.model_copy(update={"artifacts": artifacts})
+
+    def final() -> tuple[RunRecord, Verdict]:
+        decided = verdict.with_lost_outputs(lost)
+        errors = list(dict.fromkeys([*record.output_errors, *lost]))
+        return record.model_copy(update={"output_errors": errors}).decided(decided), decided
+
+    def settle(names: set[str]) -> None:
+        """Write the documents named; again with the final verdict while writing one
+        of them loses another (none may say more than the run could keep)."""
+        for _ in range(3):
+            before = len(lost)
+            current = final()[0]
+            for name, path, render in _documents(targets):
+                if name not in names:
+                    continue
+                try:
+                    atomic_write(path, render(current, images, suite_lines, path))
+                except OSError as exc:
+                    lost.append(f"{name} {path}: not written ({exc.strerror or exc})")
+                    names.discard(name)
+                else:
+                    files.append(path)
+            if len(lost) == before:
+                return
+
+    settle({name for name, _, _ in _documents(targets)})
+    written_at = None
+    if targets.record is not None:
+        try:
+            atomic_write(targets.record, dump_record(final()[0]))
+            written_at = targets.record
+            files.append(targets.record)
+        except (OSError, ValueError) as exc:
+            reason = getattr(exc, "strerror", None) or exc
+            lost.append(f"run record {targets.record}: {reason}; {remove_stale(targets.record)}")
+            settle({name for name, path, _ in _documents(targets) if path in files})
+    record, decided = final()
+    return Written(record, decided, suite_lines, list(dict.fromkeys(files)), written_at)

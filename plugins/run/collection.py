@@ -1,0 +1,160 @@
+"""Collection: a suite's items as the parametrized cases of its test.
+
+Each suite's items are loaded once per process, checked (ids unique and prefixed by the
+suite), capped (``--limit``, the default caps of ``[tool.extractbench.limits]``,
+stratified), split by ``--shard`` into whole groups, or restricted to a ``--rescore``
+record's items; each becomes ``pytest.param(item, id=item.id)`` marked with its
+``xdist_group`` so a group runs on one worker. After ``-k``, ``-m``, ``--deselect`` and
+``--lf``, :func:`count_running` notes how many items of each suite really run and how
+many a selection left out (the verdict refuses to decide gates on such a subset).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixtures.nodes import bench_item_of
+from plugins.run.config import RunConfig
+from plugins.run.selection import stratified_limit
+from plugins.run.state import USAGE_PREFIX, RunState
+from suites.item import DataError, DataMissing, Item, SuiteData
+from suites.protocol import Suite
+from suites.registry import SOURCES_HINT
+
+__all__ = ["parametrize_suite", "exclude_unrecorded", "count_running"]
+
+
+def _collect_error(name: str, problem: str) -> pytest.Collector.CollectError:
+    """A collection error the controller counts as a usage error (exit 4)."""
+    return pytest.Collector.CollectError(f"{USAGE_PREFIX}{name}: {problem}")
+
+
+def _load(state: RunState, cfg: RunConfig, suite: Suite, data_dir: Path | None) -> SuiteData:
+    if suite.name not in state.loaded:
+        if data_dir is None:
+            raise DataMissing(f"no data folder: {SOURCES_HINT}")
+        state.loaded[suite.name] = suite.load(data_dir, cfg.suite_options[suite.name])
+    return state.loaded[suite.name]
+
+
+def _checked(name: str, items: Sequence[Item]) -> None:
+    seen: set[str] = set()
+    for it in items:
+        if it.id in seen or not it.id.startswith(f"{name}/"):
+            problem = "is duplicated" if it.id in seen else f"does not start with {name}/"
+            raise _collect_error(name, f"item id {it.id!r} {problem}")
+        seen.add(it.id)
+    if not items:
+        raise _collect_error(name, "the suite has no items: its data files hold none")
+
+
+def _selected(
+    cfg: RunConfig, suite: Suite, items: list[Item], wanted: set[str]
+) -> tuple[list[Item], dict[str, Any] | None]:
+    """The items this run selects of ``items``, and the cap that applied."""
+    if cfg.rescore is not None:  # exactly the record's items
+        items = [it for it in items if it.id in wanted]
+        if not items:
+            raise _collect_error(
+                suite.name, "none of the run record's items exists in the data any more"
+            )
+        return items, None
+    limit, source = cfg.limit, "--limit"
+    cap = None if cfg.full else cfg.settings.limits.get(suite.name)
+    if cap is not None and (limit is None or cap < limit):  # a limit never enlarges a run
+        limit, source = cap, "[tool.extractbench.limits]"
+    if limit is not None:
+        items = stratified_limit(items, limit, suite.breakdown[0] if suite.breakdown else None)
+    if cfg.shard is not None:  # whole groups, after the limit
+        items = [it for it in items if cfg.shard.holds(it.group)]
+    return items, ({"value": limit, "source": source} if limit is not None else None)
+
+
+def parametrize_suite(
+    metafunc: pytest.Metafunc, cfg: RunConfig, state: RunState, data_dir: Path | None
+) -> None:
+    """Parametrize a suite's test (marked ``@pytest.mark.suite(NAME)``) with its items.
+
+    Raises:
+        pytest.Collector.CollectError: a usage error (unknown suite, data missing or
+            malformed, duplicate ids, no items), reported by the controller (exit 4).
+    """
+    marker = metafunc.definition.get_closest_marker("suite")
+    if marker is None or not marker.args:
+        raise pytest.Collector.CollectError(
+            f"{USAGE_PREFIX}{metafunc.definition.nodeid}: takes bench_item but has no "
+            "@pytest.mark.suite(NAME) marker (use plugins.run.suite_test.suite_test(NAME))"
+        )
+    name = marker.args[0]
+    suite = cfg.registry.get(name)
+    if suite is None:
+        raise _collect_error(
+            name, f"not a registered suite (known: {', '.join(cfg.registry.names)}); register "
+            "it with the pytest_extractbench_suites hook",
+        )  # fmt: skip
+    wanted: set[str] = set()
+    if cfg.rescore is not None:
+        wanted = {it.id for it in cfg.rescore.items if it.suite == name}
+        if not wanted:  # a suite the record does not hold is not part of a rescore
+            state.excluded.add(name)
+            metafunc.parametrize("bench_item", [])
+            return
+    try:
+        data = _load(state, cfg, suite, data_dir)
+    except DataMissing as exc:
+        if not cfg.skip_missing_data:
+            raise _collect_error(name, f"data missing: {exc}") from None
+        state.skipped[name] = f"data missing: {exc}"
+        reason = f"{name}: data missing (--skip-missing-data): {exc}"
+        metafunc.parametrize(
+            "bench_item", [pytest.param(None, marks=pytest.mark.skip(reason=reason), id="no-data")]
+        )
+        return
+    except DataError as exc:
+        raise _collect_error(name, str(exc)) from None
+    _checked(name, data.items)
+    items, limit = _selected(cfg, suite, data.items, wanted)
+    state.suites[name] = {
+        "breakdown": list(suite.breakdown),
+        "items_total": len(data.items),
+        "items_selected": len(items),
+        "limit": limit,
+        "notes": data.notes,
+    }
+    metafunc.parametrize(
+        "bench_item",
+        [pytest.param(it, id=it.id, marks=pytest.mark.xdist_group(it.group)) for it in items],
+    )
+
+
+def exclude_unrecorded(config: pytest.Config, state: RunState, items: list[pytest.Item]) -> None:
+    """Deselect the tests of suites a ``--rescore`` record does not hold."""
+    if not state.excluded:
+        return
+    keep, drop = [], []
+    for item in items:
+        marker = item.get_closest_marker("suite")
+        excluded = marker is not None and marker.args and marker.args[0] in state.excluded
+        (drop if excluded else keep).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+def count_running(state: RunState, items: Sequence[pytest.Item]) -> None:
+    """After ``-k``, ``-m``, ``--deselect`` and ``--lf``: each suite's items that really
+    run, and (``items_deselected``) how many such a selection left out of it."""
+    running = dict.fromkeys(state.suites, 0)
+    for item in items:
+        bench_item = bench_item_of(item)
+        if isinstance(bench_item, Item) and bench_item.suite in running:
+            running[bench_item.suite] += 1
+    for name, info in state.suites.items():
+        dropped = (info["items_selected"] or 0) - running[name]
+        if dropped:  # a part of the suite, or all of it: the gates would see a subset
+            info["items_deselected"] = dropped
+        info["items_selected"] = running[name]

@@ -1,0 +1,240 @@
+"""The run configuration: every option and setting parsed once, at configure, into a
+frozen value that the rest of the run reads (``config.stash[CONFIG_KEY]``)."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fixtures.models.options import ModelOptionError, ModelOptions
+from plugins.outputs.record import RunRecord, new_run_id
+from plugins.outputs.record_io import RecordError, load_record
+from plugins.outputs.write import Targets
+from plugins.run.settings import (
+    Settings,
+    SettingsError,
+    project_pyprojects,
+    read_settings,
+    typed_suite_options,
+    unknown_gates,
+)
+from plugins.run.shard import Shard, parse_shard
+from plugins.verdict.decision import GateSet
+from plugins.verdict.gates import GateError
+from suites.registry import Registry
+
+__all__ = ["RunConfig", "CONFIG_KEY", "run_config"]
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One run's configuration (see :func:`run_config`).
+
+    Attributes:
+        run_id: the run's id (``20261122T104500Z-3f9a1c``).
+        started: ``time.time()`` at configure; ``started_at`` the same as ISO text.
+        registry: the suites this run knows.
+        models: the model options (``fixtures.models.options``).
+        settings: gates, caps and raw suite options as configured (for the record).
+        suite_options: suite -> its typed ``Options``, parsed once.
+        gates: the gates and the baseline comparison (``--baseline``).
+        limit: ``--limit`` (None: the default caps apply unless ``--full``).
+        full: ``--full``: ignore the default caps.
+        shard: ``--shard K/N`` (None for the whole run; ``1/1`` is the whole run).
+        rescore: the record ``--rescore`` re-scores, and its path.
+        allow_subset: ``--allow-subset``.
+        skip_missing_data: ``--skip-missing-data``.
+        data_dir, offline, mirror: where the data comes from.
+        targets: the files the run writes.
+        argv: the command line, for the record.
+    """
+
+    run_id: str
+    started: float
+    started_at: str
+    registry: Registry
+    models: ModelOptions
+    settings: Settings
+    suite_options: Mapping[str, Any]
+    gates: GateSet
+    limit: int | None
+    full: bool
+    shard: Shard | None
+    rescore: RunRecord | None
+    rescore_path: str | None
+    allow_subset: bool
+    skip_missing_data: bool
+    data_dir: str | None
+    offline: bool
+    mirror: str | None
+    targets: Targets
+    argv: tuple[str, ...]
+
+
+CONFIG_KEY = pytest.StashKey[RunConfig]()
+
+
+def _read(path: str, option: str) -> RunRecord:
+    try:
+        return load_record(Path(path))
+    except RecordError as exc:
+        raise pytest.UsageError(f"{option} {exc}") from None
+
+
+def _model_options(config: pytest.Config, replay: bool) -> ModelOptions:
+    get = config.getoption
+    try:
+        return ModelOptions(
+            backend=get("backend"), model=get("model"), judge_model=get("judge_model"),
+            seed=get("seed"), threads=get("threads"), base_urls=tuple(dict.fromkeys(get("base_url") or ())),
+            model_name=get("model_name"), chat=get("chat"), request_timeout=get("request_timeout"),
+            max_retries=get("max_retries"), max_failures=get("max_failures"),
+            concurrency=get("concurrency"), routing=get("routing"), weight_repack=get("weight_repack"),
+            serve=get("serve"), serve_ctx=get("serve_ctx"), cache_dir=get("cache_dir"),
+            no_cache=get("no_cache"), replay=replay,
+        )  # fmt: skip
+    except ModelOptionError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _settings(config: pytest.Config, registry: Registry) -> tuple[Settings, dict[str, Any]]:
+    suite_options = list(config.getoption("suite_option"))
+    for suite in registry.suites.values():
+        if suite.cli_options is not None:  # a suite's own options (MINEA: --needles)
+            given = suite.cli_options(config.getoption)
+            suite_options += [f"{suite.name}.{key}={value}" for key, value in given.items()]
+    gates_file = config.getoption("gates_file")
+    places = [config.invocation_params.dir, config.rootpath]
+    places += [config.invocation_params.dir / a.split("::")[0] for a in config.args]
+    try:
+        settings = read_settings(
+            config.inipath, config.getini("extractbench_gates"), config.getoption("gate"),
+            Path(gates_file) if gates_file else None, suite_options,
+            project_pyprojects(p for p in places if p.exists()),
+        )  # fmt: skip
+    except (GateError, SettingsError) as exc:
+        raise pytest.UsageError(str(exc)) from None
+    typed, problems = typed_suite_options(settings.suite_options, registry)
+    problems = unknown_gates(settings.gates, registry) + problems
+    if problems:
+        raise pytest.UsageError("\n".join(problems))
+    return settings, typed
+
+
+def _shard(config: pytest.Config, rescore: RunRecord | None) -> Shard | None:
+    text = config.getoption("shard")
+    if text and rescore is not None:
+        raise pytest.UsageError(
+            "--shard with --rescore: re-score each shard's record on its own (it stays that shard)"
+        )
+    if rescore is not None:  # a shard's record re-scored is that shard again: merge decides
+        text = rescore.settings.get("shard")
+    try:
+        shard = parse_shard(text) if text else None
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if shard is not None and shard.count == 1:
+        return None  # 1/1 holds every group: the whole run, which decides its own gates
+    if shard is not None:
+        given = [o for o in ("baseline", "max_regression") if config.getoption(o) is not None]
+        if given:
+            flag = "--" + given[0].replace("_", "-")
+            raise pytest.UsageError(
+                f"--shard with {flag}: a shard decides nothing; give {flag} to "
+                "`extractbench merge` of the shards' records instead"
+            )
+    return shard
+
+
+def _gates(config: pytest.Config, settings: Settings) -> GateSet:
+    baseline = (
+        _read(config.getoption("baseline"), "--baseline") if config.getoption("baseline") else None
+    )
+    max_regression = config.getoption("max_regression")
+    if max_regression is not None and (
+        not math.isfinite(max_regression) or max_regression < 0 or baseline is None
+    ):
+        raise pytest.UsageError(
+            f"--max-regression {max_regression}: needs --baseline and a finite value >= 0"
+        )
+    return GateSet(
+        tuple(settings.gates), baseline, None, max_regression,
+        bool(config.getoption("allow_incomparable_baseline")),
+    )  # fmt: skip
+
+
+def _targets(
+    config: pytest.Config, run_id: str, rescore_path: str | None, taken: Mapping[str, str | None]
+) -> Targets:
+    option = config.getoption("report_json")
+    record = Path(option) if option else config.rootpath / "reports" / f"{run_id}.json"
+    if rescore_path and Path(rescore_path).resolve() == record.resolve():
+        raise pytest.UsageError(
+            f"--rescore {rescore_path} --report-json {option}: the same file; write the re-scored "
+            "record to another path (a failed re-score would lose the one it reads)"
+        )
+    md = config.getoption("summary_md")
+    return Targets(
+        record=record,
+        junit=Path(taken["junit"]) if taken.get("junit") else None,
+        html=Path(taken["html"]) if taken.get("html") else None,
+        markdown=Path(md) if md else None,
+    )
+
+
+def run_config(
+    config: pytest.Config, registry: Registry, taken: Mapping[str, str | None]
+) -> RunConfig:
+    """Parse every extractbench option and setting of ``config`` once.
+
+    Args:
+        config: the pytest config.
+        registry: the suites this run knows.
+        taken: the report paths this plugin writes instead of pytest's own writers
+            (``junit``: ``--junitxml``, ``html``: ``--html``).
+
+    Raises:
+        pytest.UsageError: any option or setting that cannot work (one line each).
+    """
+    limit = config.getoption("limit")
+    if limit is not None and limit < 1:
+        raise pytest.UsageError(f"--limit {limit}: must be at least 1")
+    rescore_path = config.getoption("rescore")
+    rescore = _read(rescore_path, "--rescore") if rescore_path else None
+    if rescore is not None and not any(it.calls for it in rescore.items):
+        raise pytest.UsageError(
+            f"--rescore {rescore_path}: the record logs no generations (written by an "
+            "extractbench without call logs); rerun the suite instead"
+        )
+    shard = _shard(config, rescore)  # before --baseline is read: a shard decides nothing
+    settings, typed = _settings(config, registry)
+    run_id = new_run_id()
+    return RunConfig(
+        run_id=run_id,
+        started=time.time(),
+        started_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        registry=registry,
+        models=_model_options(config, rescore is not None),
+        settings=settings,
+        suite_options=typed,
+        gates=_gates(config, settings),
+        limit=limit,
+        full=bool(config.getoption("full")),
+        shard=shard,
+        rescore=rescore,
+        rescore_path=rescore_path,
+        allow_subset=bool(config.getoption("allow_subset")),
+        skip_missing_data=bool(config.getoption("skip_missing_data")),
+        data_dir=config.getoption("data_dir"),
+        offline=bool(config.getoption("offline")),
+        mirror=config.getoption("mirror"),
+        targets=_targets(config, run_id, rescore_path, taken),
+        argv=tuple(config.invocation_params.args),
+    )

@@ -1,0 +1,151 @@
+"""The live run's facts as a run record (the verdict is added by ``plugins.verdict``)."""
+
+from __future__ import annotations
+
+import platform
+import time
+from dataclasses import asdict, is_dataclass
+from typing import Any
+
+import pytest
+
+from fixtures.models.redact import redact_json, redact_text
+from fixtures.plugin import ModelSetup
+from plugins.outputs.code_version import code_version
+from plugins.outputs.endpoint_stats import endpoint_stats
+from plugins.outputs.record import (
+    SCHEMA_VERSION,
+    ItemEntry,
+    RescoreOf,
+    RunRecord,
+    Selection,
+    item_counts,
+)
+from plugins.run.config import RunConfig
+from plugins.run.state import RunState
+
+__all__ = ["build_record", "selection_of"]
+
+
+def _settings(config: pytest.Config, cfg: RunConfig, setup: ModelSetup) -> dict[str, Any]:
+    spec, data_dir = setup.model, setup.data_dir
+    numprocesses = getattr(config.option, "numprocesses", None)
+    options = {
+        name: asdict(value) if is_dataclass(value) else value
+        for name, value in cfg.suite_options.items()
+    }
+    return {
+        "argv": list(cfg.argv),
+        "backend": spec.backend,
+        "seed": spec.seed,
+        "n_threads": spec.n_threads,
+        "workers": numprocesses or 0,
+        "dist": getattr(config.option, "dist", "no"),
+        "limit": cfg.limit,
+        "full": cfg.full,
+        **({"shard": str(cfg.shard)} if cfg.shard is not None else {}),
+        **({"server": setup.server.describe()} if setup.server is not None else {}),
+        "data_dir": str(data_dir) if data_dir else None,
+        "gates": [g.expression for g in cfg.settings.gates],
+        "gates_from": list(cfg.settings.gates_from),
+        "suite_options": {name: options[name] for name in sorted(options)},
+        "python": platform.python_version(),
+        "pytest": pytest.__version__,
+        "platform": platform.platform(),
+    }
+
+
+def selection_of(cfg: RunConfig, state: RunState) -> Selection:
+    """What this run's command selected, as the verdict reads it."""
+    unloaded = {
+        name: error.split(": ", 1)[1]
+        for error in state.usage_errors
+        for name in cfg.registry.names
+        if error.startswith(f"{name}: ")
+    }
+    deselected = {
+        name: int(info["items_deselected"])
+        for name, info in state.suites.items()
+        if info.get("items_deselected")
+    }
+    return Selection(
+        suites=list(state.selected), skipped=dict(state.skipped), unloaded=unloaded,
+        deselected=deselected, allow_subset=cfg.allow_subset,
+        shard=str(cfg.shard) if cfg.shard is not None else None,
+    )  # fmt: skip
+
+
+def _expected(state: RunState) -> int:
+    known = [info.get("items_selected") for info in state.suites.values()]
+    expected = sum(n or 0 for n in known)
+    if state.collected and (not state.suites or None in known):
+        # -n: interrupted before every suite's facts arrived; a skipped suite's one
+        # "no-data" test is not an item
+        expected = state.collected - sum(1 for name in state.skipped if name in state.suites)
+    return expected
+
+
+def _model_sections(
+    cfg: RunConfig, setup: ModelSetup
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    if cfg.rescore is not None:  # --rescore: the generations are the recorded model's
+        return dict(cfg.rescore.model), cfg.rescore.judge
+    try:
+        judge = setup.judge.describe() if setup.judge is not None else None
+        return setup.model.describe(), judge
+    except OSError as exc:
+        spec = setup.model
+        return {"backend": spec.backend, "path": str(spec.path), "error": str(exc)}, None
+
+
+def build_record(
+    config: pytest.Config, cfg: RunConfig, state: RunState, setup: ModelSetup, exitstatus: int
+) -> RunRecord:
+    """The run record of the items finished so far: facts only (the verdict, aggregates
+    and gates come from :func:`plugins.verdict.decide`). No credential of a
+    ``--base-url`` reaches it (settings, model, errors are redacted; the items'
+    predictions and references stay verbatim, their endpoints redacted at source)."""
+    items = [ItemEntry.model_validate(state.items[key]) for key in sorted(state.items)]
+    for item in items:
+        if item.error and "://" in item.error:
+            item.error = redact_text(item.error)
+    suites = {
+        name: {k: v for k, v in info.items() if k != "items_deselected"}
+        for name, info in state.suites.items()
+    }
+    model, judge = _model_sections(cfg, setup)
+    facts: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": cfg.run_id,
+        "started_at": cfg.started_at,
+        "duration_s": round(time.time() - cfg.started, 3),
+        "exit_status": int(exitstatus),
+        "pytest_exit_status": int(exitstatus),
+        "interrupted": state.interrupted,
+        "stopped": state.stopped,
+        "usage_errors": list(state.usage_errors),
+        "crashes": list(state.crashes),
+        "other_tests": [state.other_tests[k] for k in sorted(state.other_tests)],
+        "suites_skipped": dict(state.skipped),
+        "warnings": list(cfg.settings.warnings),
+        "data": state.data,
+        "code": code_version(),
+        "model": model,
+        "judge": judge,
+        "settings": _settings(config, cfg, setup),
+        "suites": suites,
+    }
+    facts = redact_json(facts)
+    record = RunRecord.model_validate(
+        {**facts, "items": [], "counts": {}, "selection": selection_of(cfg, state).model_dump()}
+    )
+    record.items = items
+    record.counts = item_counts(items, _expected(state))
+    endpoints = endpoint_stats([it.model_dump() for it in items])
+    if endpoints:
+        record.endpoints = endpoints
+    if cfg.rescore is not None:
+        record.rescore_of = RescoreOf(
+            run_id=cfg.rescore.run_id, path=str(cfg.rescore_path), complete=cfg.rescore.complete
+        )
+    return record

@@ -1,0 +1,50 @@
+"""The hooks of an xdist worker: write its fault report where the controller reads it,
+warn when ``--dist loadgroup`` does not group, and hand its suite facts over."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+from plugins.run.controller import WORKER_OUTPUT_KEY
+from plugins.run.crashes import FAULT_DIR_KEY, enable_fault_log
+from plugins.run.grouping import GroupingLost, ungrouped_items
+from plugins.run.state import RunState
+
+__all__ = ["Worker"]
+
+
+class Worker:
+    """Hooks of an xdist worker."""
+
+    def __init__(self, config: pytest.Config, state: RunState) -> None:
+        self.config = config
+        self.state = state
+
+    def pytest_sessionstart(self) -> None:
+        """Write this worker's fault report where the controller reads it after a crash."""
+        folder = self.config.workerinput.get(FAULT_DIR_KEY)  # type: ignore[attr-defined]
+        if folder:
+            enable_fault_log(Path(folder), self.config.workerinput["workerid"])  # type: ignore[attr-defined]
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Warn (the warning travels to the controller's summary) when ``--dist loadgroup``
+        is on but the items' groups did not take effect."""
+        if not getattr(self.config.option, "loadgroup", False):
+            return
+        missing = ungrouped_items(session.items)
+        if missing:
+            warnings.warn(
+                GroupingLost(
+                    f"--dist loadgroup is not grouping ({len(missing)} items, e.g. "
+                    f"{missing[0]}): pytest-xdist#1386 with pytest {pytest.__version__}; "
+                    "groups run split across workers and shared prompt prefixes are "
+                    'recomputed; install "pytest<9.2"'
+                ),
+                stacklevel=1,
+            )
+
+    def pytest_sessionfinish(self) -> None:
+        self.config.workeroutput[WORKER_OUTPUT_KEY] = self.state.suites  # type: ignore[attr-defined]

@@ -1,0 +1,313 @@
+"""The release decision: one function from (record, gates, selection) to the verdict.
+
+:func:`decide` is the only place a verdict is made. The live run, ``--rescore``,
+``extractbench merge`` and ``extractbench report`` each call it once, on the run record's
+facts (items, suites, what stopped the run), the gates, and what the command selected; the
+terminal, the exit status, the record, JUnit, HTML and markdown all show what it returned.
+A record read later therefore gives the exit status and the words of the run that wrote
+it. The README's exit-code table is :data:`EXIT_CODES`.
+
+Invariants (each tested): a gate is PASS only if every item of its suite that the run's
+selection implies was scored and the record is complete; an incomplete record never
+shows a passed gate; nothing measured never passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from plugins.verdict.aggregate import aggregate
+from plugins.verdict.baseline import baseline_section
+from plugins.verdict.exit_codes import (
+    CRASHED,
+    FAILED,
+    INTERNAL_ERROR,
+    INTERRUPTED,
+    NOTHING_MEASURED,
+    OK,
+    OUTPUT_ERROR,
+    USAGE_ERROR,
+)
+from plugins.verdict.gates import Gate, evaluate_gates
+
+if TYPE_CHECKING:  # the record's models are the outputs stage's; read here by attribute
+    from plugins.outputs.record import RunRecord, Selection
+
+__all__ = ["GateSet", "Verdict", "decide"]
+
+
+@dataclass(frozen=True)
+class GateSet:
+    """What a run is gated on.
+
+    Attributes:
+        thresholds: ``suite/metric <op> number`` gates, in order.
+        baseline: a baseline record to compare with now (``--baseline``), or None.
+        recorded_baseline: the comparison a record already holds, as JSON data
+            (``extractbench report`` without ``--baseline``: the run's own regression
+            checks), or None.
+        max_regression: tolerated drop per metric (``--max-regression``).
+        allow_incomparable: a baseline sharing no item does not fail the run.
+    """
+
+    thresholds: tuple[Gate, ...] = ()
+    baseline: RunRecord | None = None
+    recorded_baseline: dict[str, Any] | None = None
+    max_regression: float | None = None
+    allow_incomparable: bool = False
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a run decided.
+
+    Attributes:
+        status: the process exit status (see :data:`EXIT_CODES`).
+        word: ``PASS``, ``FAIL``, ``NOT EVALUATED``, ``INCOMPLETE`` or ``CRASHED``.
+        reasons: one line per reason the run did not pass (empty on PASS).
+        complete: every selected item finished, nothing stopped or cut the run.
+        aggregates: ``suite/metric`` -> mean, 95% CI, n and breakdowns (the record's
+            ``aggregates``).
+        gates: every gate with its value and ``passed`` (None: not decided, and why), as
+            the record's ``gates``.
+        baseline: the comparison with the baseline (the record's ``baseline``), or None.
+    """
+
+    status: int
+    word: str
+    reasons: list[str] = field(default_factory=list)
+    complete: bool = True
+    aggregates: dict[str, dict[str, Any]] = field(default_factory=dict)
+    gates: list[dict[str, Any]] = field(default_factory=list)
+    baseline: dict[str, Any] | None = None
+
+    @property
+    def passed(self) -> bool:
+        """True only for PASS (exit status 0)."""
+        return self.status == OK
+
+    def headline(self) -> str:
+        """``PASS`` or e.g. ``FAIL (exit 1): gate fda/accuracy>=0.5 failed``."""
+        if self.passed:
+            return "PASS"
+        return f"{self.word} (exit {self.status}): " + "; ".join(self.reasons[:3])
+
+    def with_lost_outputs(self, lost: Sequence[str]) -> Verdict:
+        """This verdict after outputs could not be written (exit 6): an output error is
+        the outputs' own finding, not a new decision; a usage error, an internal error
+        or an interruption keeps its own status."""
+        if not lost or self.status in (USAGE_ERROR, INTERNAL_ERROR, INTERRUPTED):
+            return self
+        reasons = [r for r in self.reasons if r not in lost]
+        return replace(self, status=OUTPUT_ERROR, word="FAIL", reasons=[*lost, *reasons])
+
+    def entry(self) -> dict[str, Any]:
+        """The record's ``verdict`` section."""
+        return {"word": self.word, "reasons": list(self.reasons), "status": self.status}
+
+
+def _refused(selection: Selection, gates: GateSet) -> list[str]:
+    """Gated suites of which a selection (``-k``, ``-m``, ``--deselect``, ``--lf``) left
+    items out, unless ``--allow-subset``: no gate is decided on part of a suite."""
+    if selection.allow_subset:
+        return []
+    gated = {g.metric.split("/", 1)[0] for g in gates.thresholds}
+    if gates.baseline is not None or gates.recorded_baseline is not None:
+        gated |= set(selection.deselected)  # a regression check covers every suite
+    return sorted(s for s in selection.deselected if s in gated)
+
+
+def _complete(record: RunRecord, refused: list[str]) -> bool:
+    return (
+        (record.rescore_of is None or record.rescore_of.complete)
+        and not refused
+        and not record.interrupted
+        and not record.stopped
+        and not record.crashes
+        and not record.usage_errors
+        and record.counts.items >= record.counts.expected
+    )
+
+
+def _undecided(gate: dict[str, Any], why: str) -> dict[str, Any]:
+    return {**gate, "passed": None, "reason": f"not evaluated: {why} ({gate['reason']})"}
+
+
+def _suite(gate: dict[str, Any]) -> str:
+    return str(gate["metric"]).split("/", 1)[0]
+
+
+def _decide_gates(
+    gates: list[dict[str, Any]],
+    record: RunRecord,
+    selection: Selection,
+    complete: bool,
+    refused: list[str],
+) -> list[dict[str, Any]]:
+    """Leave undecided what the run cannot decide: an interrupted, crashed, subset,
+    incomplete or sharded run decides no gate; a gate of a suite whose selected items were
+    not all scored cannot pass."""
+    if record.interrupted:
+        return [_undecided(g, "run interrupted") for g in gates]
+    if record.crashes:
+        return [_undecided(g, "a process crashed while running an item") for g in gates]
+    if refused:
+        why = (
+            f"a subset of {', '.join(refused)}'s selected items ran (-k, -m, --deselect, --lf); "
+            "--allow-subset decides on it"
+        )
+        return [
+            _undecided(g, why if _suite(g) in refused else "the run is incomplete") for g in gates
+        ]
+    if not complete:
+        return [g if g["passed"] is None else _undecided(g, "the run is incomplete") for g in gates]
+    if selection.shard:
+        why = f"shard {selection.shard}; extractbench merge decides"
+        return [_undecided(g, why) for g in gates]
+    out = []
+    for gate in gates:
+        suite = _suite(gate)
+        info = record.suites.get(suite)
+        items = [it for it in record.items if it.suite == suite]
+        scored = sum(it.outcome == "passed" for it in items)
+        expected = (info.items_selected if info else None) or len(items)
+        if gate["passed"] and scored < expected:
+            gate = _undecided(gate, f"{scored} of {expected} selected items of {suite} were scored")
+        if info is not None and info.limit is not None and info.items_total:
+            limit = f"on {info.items_selected} of {info.items_total} items: {info.limit.source} {info.limit.value}"
+            gate = {**gate, "reason": f"{gate['reason']} ({limit})"}
+        out.append(gate)
+    return out
+
+
+def _item_failures(record: RunRecord) -> list[str]:
+    failed = [it for it in record.items if it.outcome != "passed"]
+    if not failed:
+        return []
+    error = str(failed[0].error or "no message").splitlines()[0]
+    return [f"{len(failed)} of {len(record.items)} items failed: {failed[0].id}: {error}"]
+
+
+def _status(
+    record: RunRecord,
+    selection: Selection,
+    complete: bool,
+    refused: list[str],
+    gates: list[dict[str, Any]],
+    baseline: dict[str, Any] | None,
+) -> tuple[int, str, list[str]]:
+    """In order: usage errors (4); a pytest internal error (3, never hidden by what the
+    items say); an interruption (2, INCOMPLETE); a crash (7, CRASHED); lost outputs (6);
+    then failed items, failed plain tests, a refused subset, an incomplete or stopped run,
+    failed gates and regression checks (1: INCOMPLETE when incomplete, else FAIL);
+    nothing measured (5); else PASS (0)."""
+    if record.usage_errors:
+        return USAGE_ERROR, "FAIL", list(record.usage_errors)
+    if record.pytest_exit_status == INTERNAL_ERROR:
+        return INTERNAL_ERROR, "FAIL", ["pytest stopped with an internal error"]
+    if record.interrupted:
+        return (
+            INTERRUPTED,
+            "INCOMPLETE",
+            [f"interrupted by {record.interrupted}; gates not decided"],
+        )
+    outputs = list(record.output_errors)
+    crashes = [
+        c.message or f"worker {c.worker} crashed while running {c.item}" for c in record.crashes
+    ]
+    if crashes:
+        if outputs:
+            return OUTPUT_ERROR, "FAIL", outputs + crashes
+        return CRASHED, "CRASHED", [*crashes, "gates not decided"]
+    reasons: list[str] = []
+    if refused:
+        dropped = ", ".join(f"{selection.deselected[s]} of {s}" for s in refused)
+        reasons.append(
+            f"a subset ran: -k, -m, --deselect or --lf left out {dropped}'s items; gates not "
+            "decided (--allow-subset decides on the subset)"
+        )
+    if record.stopped:
+        reasons.append(f"run stopped: {record.stopped}")
+    reasons += _item_failures(record)
+    others = sorted(
+        {*record.other_failures, *(t.nodeid for t in record.other_tests if t.outcome == "failed")}
+    )
+    if others:
+        reasons.append(f"{len(others)} other tests failed: {others[0]}")
+    counts = record.counts
+    if not complete and counts.items < counts.expected:
+        reasons.append(f"{counts.items} of {counts.expected} selected items finished")
+    elif not complete and not reasons:
+        reasons.append("the run is incomplete")
+    reasons += [
+        f"gate {g['expression']} failed: {g['reason']}" for g in gates if g["passed"] is False
+    ]
+    if baseline is not None:
+        if baseline["failed"]:
+            reasons.append(f"baseline {baseline['reason']}")
+        reasons += [
+            f"regression check {c['metric']} failed: {c['verdict']}"
+            for c in baseline["comparisons"]
+            if c["failed"]
+        ]
+    if outputs:
+        return OUTPUT_ERROR, "FAIL", outputs + reasons
+    if not counts.items and not reasons:
+        skipped = sorted(selection.skipped)
+        why = f" (skipped: {', '.join(skipped)})" if skipped else ""
+        return NOTHING_MEASURED, "NOT EVALUATED", [f"no item was measured{why}"]
+    if reasons:
+        return FAILED, "FAIL" if complete else "INCOMPLETE", reasons
+    return OK, "PASS", []
+
+
+def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
+    """Decide a run from its record's facts, its gates and what the command selected.
+
+    Aggregates the scored items (mean, 95% CI, breakdowns: ``plugins.verdict.aggregate``),
+    checks every gate on the means (``plugins.verdict.gates``), compares with the
+    baseline (paired bootstrap, ``plugins.verdict.baseline``), leaves undecided what the
+    run cannot decide (interrupted, crashed, a refused subset, incomplete, one shard; a
+    gate whose suite has unscored items cannot pass), and gives the exit status.
+
+    Args:
+        record: the run record; only its facts are read (items, suites, counts,
+            interruptions, crashes, usage and output errors, ``rescore_of``), never a
+            verdict, aggregate or gate it may already hold.
+        gates: the gates and the baseline comparison.
+        selection: what the command selected (a record's own ``selection`` when the
+            record is decided again: merge, report).
+
+    Returns:
+        The :class:`Verdict`.
+    """
+    scored = [
+        {"id": it.id, "suite": it.suite, "scores": it.scores, "meta": it.meta}
+        for it in record.items if it.outcome == "passed"
+    ]  # fmt: skip
+    breakdowns = {name: info.breakdown for name, info in record.suites.items()}
+    aggregates = aggregate(scored, breakdowns)
+    failed: dict[str, int] = {}
+    for it in record.items:
+        if it.outcome != "passed":
+            failed[it.suite] = failed.get(it.suite, 0) + 1
+    chosen = {name for name, info in record.suites.items() if (info.items_selected or 0) > 0}
+    chosen |= {it.suite for it in record.items}
+    results = evaluate_gates(
+        list(gates.thresholds), {k: a["mean"] for k, a in aggregates.items()}, chosen,
+        dict(selection.skipped), failed, dict(selection.unloaded),
+    )  # fmt: skip
+    entries = [r.to_dict() for r in results]
+    baseline = gates.recorded_baseline
+    if gates.baseline is not None:
+        baseline = baseline_section(
+            {"items": scored}, gates.baseline.as_dict(), gates.max_regression,
+            gates.allow_incomparable,
+        )  # fmt: skip
+    refused = _refused(selection, gates)
+    complete = _complete(record, refused)
+    entries = _decide_gates(entries, record, selection, complete, refused)
+    status, word, reasons = _status(record, selection, complete, refused, entries, baseline)
+    return Verdict(status, word, reasons, complete, aggregates, entries, baseline)

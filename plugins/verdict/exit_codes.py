@@ -1,0 +1,35 @@
+"""The exit statuses of a run and what each means (the README's exit-code table): no
+status means two things, and an ``extractbench`` command-line mistake is a usage error
+(4), as pytest's own."""
+
+from __future__ import annotations
+
+__all__ = [
+    "EXIT_CODES", "OK", "FAILED", "INTERRUPTED", "INTERNAL_ERROR", "USAGE_ERROR",
+    "NOTHING_MEASURED", "OUTPUT_ERROR", "CRASHED",
+]  # fmt: skip
+
+OK, FAILED, INTERRUPTED, INTERNAL_ERROR, USAGE_ERROR, NOTHING_MEASURED, OUTPUT_ERROR, CRASHED = (
+    range(8)
+)
+EXIT_CODES: dict[int, str] = {
+    OK: "PASS: every selected item scored, every evaluated gate and regression check passed, "
+    "every output written",
+    FAILED: "FAIL or INCOMPLETE: a gate or regression check failed, an item failed, a selected "
+    "suite scored nothing, the baseline shares no item, a subset of a gated suite ran "
+    "(-k, -m, --deselect, --lf without --allow-subset), or the run was stopped (circuit "
+    "breaker)",
+    INTERRUPTED: "INCOMPLETE: interrupted by Ctrl-C (SIGINT) or SIGTERM; the record holds the "
+    "finished items",
+    INTERNAL_ERROR: "FAIL: pytest internal error (a plugin or hook crashed)",
+    USAGE_ERROR: "usage error: bad option or gate, missing, changed or malformed data, a suite "
+    "with no items, a model that does not load, an unreadable record or cache, a command-line "
+    "mistake of `extractbench`",
+    NOTHING_MEASURED: "NOT EVALUATED: nothing was measured (no test collected, every selected "
+    "suite skipped with --skip-missing-data, or a shard that holds no item)",
+    OUTPUT_ERROR: "FAIL: an output could not be written (run record, JUnit, HTML, markdown, an "
+    "export); the record (when it could be written) names it",
+    CRASHED: "CRASHED: a process running items died from a signal (a segfault in native "
+    "code, an out-of-memory kill); the record names the item, the signal and the top frame, "
+    "the other items ran on; gates not decided",
+}

@@ -1,0 +1,110 @@
+"""Fail closed, round 2 (plugin side): gates come from the config pytest loaded, a
+subset of a gated suite decides nothing, unwritable JUnit and HTML are output errors, and a
+score outside its metric's range fails its item; black-box, with and without -n 2."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import TOY_SUITE
+from tests.test_plugin import MODES, run
+
+GATED = "[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n[tool.extractbench.gates]\n'toy/accuracy' = '>= 0.9'\n"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_gates_come_from_the_config_pytest_loaded_whatever_the_rootdir(toy, mode):
+    """--rootdir elsewhere used to drop the project's gates (exit 0 at any accuracy)."""
+    toy.makepyprojecttoml(GATED)
+    elsewhere = toy.mkdir("elsewhere")
+    result, record = run(toy, mode, "--rootdir", str(elsewhere))
+    assert result.ret == 1, result.stdout.str()[-2000:]
+    [gate] = record["gates"]
+    assert gate["passed"] is False and gate["source"].endswith("pyproject.toml")
+    assert any("pyproject.toml: 1 gates" in line for line in record["settings"]["gates_from"])
+
+
+def test_another_config_file_is_named_and_the_projects_gates_are_warned_about(toy):
+    """-c other.ini: the gates of other.ini apply (ini option extractbench_gates); the
+    project's pyproject.toml gates do not, and the summary and record say so."""
+    toy.makepyprojecttoml(GATED)
+    (toy.path / "other.ini").write_text(
+        "[pytest]\naddopts = --dist loadgroup\nextractbench_gates =\n    toy/length>=0.1\n"
+    )
+    result, record = run(toy, [], "-c", "other.ini", "--rootdir", str(toy.path))
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert [g["expression"] for g in record["gates"]] == ["toy/length>=0.1"]
+    assert record["gates"][0]["source"].endswith("other.ini extractbench_gates")
+    [warning] = record["warnings"]
+    assert "pyproject.toml declares gates (toy/accuracy>=0.9)" in warning
+    result.stdout.fnmatch_lines(["warning: *pyproject.toml declares gates*-c *pyproject.toml*"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_gates_file_adds_its_gates(toy, mode):
+    (toy.path / "release-gates.toml").write_text("[gates]\n'toy/accuracy' = '>= 0.9'\n")
+    result, record = run(
+        toy, mode, "--gates-file", "release-gates.toml", "--gate", "toy/length>=0.1"
+    )
+    assert result.ret == 1
+    sources = {g["expression"]: g["source"] for g in record["gates"]}
+    assert sources["toy/accuracy>=0.9"].endswith("release-gates.toml")
+    assert sources["toy/length>=0.1"] == "--gate"
+    result, _ = run(toy, mode, "--gates-file", "missing.toml")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--gates-file missing.toml: no such file*"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_dropping_all_of_a_gated_suite_with_k_decides_nothing(toy, mode):
+    """-k that leaves out every item of a gated suite is a subset too (INCOMPLETE), and a
+    subset of a suite no gate names decides normally."""
+    result, record = run(toy, mode, "-k", "d1/", "--gate", "toy/accuracy>=0.1")
+    assert result.ret == 1 and record["verdict"]["word"] == "INCOMPLETE"
+    assert record["selection"]["deselected"] == {"toy": 20}
+    result, record = run(toy, mode, "-k", "d1/")
+    assert result.ret == 0 and record["verdict"]["word"] == "PASS"
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("option", ["--junitxml", "--html"])
+def test_an_unwritable_junit_or_html_is_an_output_error_the_record_names(toy, mode, option):
+    result, record = run(toy, mode, option, "data/toy.jsonl/out.file")
+    assert result.ret == 6, result.stdout.str()[-2000:]
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    [lost] = record["output_errors"]
+    assert lost.startswith(f"{option} ") and "data/toy.jsonl/out.file: not written" in lost
+    result.stdout.fnmatch_lines(
+        [f"NOT WRITTEN: {option} *", "extractbench verdict: FAIL (exit 6)*"]
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_junit_and_html_of_a_benchmark_run_are_written_from_the_record(toy, mode):
+    result, record = run(
+        toy, mode, "--junitxml", "j.xml", "--html", "page.html", "--gate", "toy/accuracy>=0.9"
+    )
+    assert result.ret == 1
+    junit = (toy.path / "j.xml").read_text()
+    assert 'name="extractbench.verdict" value="FAIL"' in junit
+    assert junit.count("<testcase") == 24 + 1  # the items and the gate
+    assert '<testcase classname="gate" name="toy/accuracy"' in junit
+    page = (toy.path / "page.html").read_text()
+    assert "extractbench: FAIL (exit 1)" in page and page.count("<code>toy/d") == 24
+    result.stdout.fnmatch_lines(["*1 failed, 24 passed*"])  # the gate, counted by pytest
+
+
+OUT_OF_RANGE = TOY_SUITE.replace(
+    '"length": min(1.0, len(generation.text) / 20)', '"length": len(generation.text) / 5'
+)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_score_outside_its_declared_range_fails_its_item(toy, mode):
+    toy.makepyfile(toy_suite=OUT_OF_RANGE)
+    result, record = run(toy, mode, "--gate", "toy/accuracy>=0.1")
+    assert result.ret == 1
+    failed = [it for it in record["items"] if it["outcome"] == "failed"]
+    assert failed and all("outside its declared range [0, 1]" in it["error"] for it in failed)
+    assert "toy/length" in failed[0]["error"] and record["gates"][0]["passed"] is None
+    assert record["verdict"]["word"] == "FAIL"
