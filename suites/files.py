@@ -13,7 +13,9 @@ from pathlib import Path
 from suites.item import DataError
 from suites.locks import PathLock, held_here
 
-__all__ = ["read_text", "decode", "inside", "sha256_of", "atomic_write", "write_output"]
+__all__ = [
+    "read_text", "decode", "inside", "sha256_of", "atomic_write", "write_output", "fsync_folder",
+]  # fmt: skip
 
 # The process's umask, read once at import (in the main thread): files written here get
 # the permissions open() would give them, not mkstemp's 0600.
@@ -64,11 +66,11 @@ def atomic_write(path: Path, data: str | bytes, *, staging: Path | None = None) 
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_folder(path.parent)
+    fsync_folder(path.parent)
     return path
 
 
-def _fsync_folder(folder: Path) -> None:
+def fsync_folder(folder: Path) -> None:
     """Make a rename in ``folder`` durable; a file system that cannot sync a folder
     (some network ones) is left as it is."""
     try:
