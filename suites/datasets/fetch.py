@@ -27,7 +27,15 @@ from suites.datasets.manifest import FileEntry, Manifest
 from suites.files import atomic_write, fsync_folder
 from suites.locks import OutputBusy, PathLock
 
-__all__ = ["FetchError", "data_cache_dir", "fetch", "MIRROR_ENV", "OFFLINE_ENV", "STAGING"]
+__all__ = [
+    "FetchError",
+    "data_cache_dir",
+    "data_cache_root",
+    "fetch",
+    "MIRROR_ENV",
+    "OFFLINE_ENV",
+    "STAGING",
+]
 
 MIRROR_ENV = "EXTRACTBENCH_DATA_MIRROR"
 CACHE_ENV = "EXTRACTBENCH_DATA_CACHE"
@@ -39,16 +47,21 @@ class FetchError(Exception):
     """A file could not be downloaded or did not verify; the message names it and why."""
 
 
-def data_cache_dir(manifest: Manifest) -> Path:
-    """``<user cache>/extractbench/data/<manifest version>`` (platformdirs), or
-    ``$EXTRACTBENCH_DATA_CACHE/<manifest version>``."""
+def data_cache_root() -> Path:
+    """``<user cache>/extractbench/data`` (platformdirs), or ``$EXTRACTBENCH_DATA_CACHE``:
+    the folder of every manifest version's data (and of the digest memo)."""
     import platformdirs
 
     root = os.environ.get(CACHE_ENV)
-    base = (
+    return (
         Path(root).expanduser() if root else platformdirs.user_cache_path("extractbench") / "data"
     )
-    return base / manifest.version
+
+
+def data_cache_dir(manifest: Manifest) -> Path:
+    """``<user cache>/extractbench/data/<manifest version>`` (platformdirs), or
+    ``$EXTRACTBENCH_DATA_CACHE/<manifest version>``."""
+    return data_cache_root() / manifest.version
 
 
 def _url(entry: FileEntry, mirror: str | None) -> str:
@@ -142,10 +155,14 @@ def fetch(
             lock.acquire(wait=True)
     except OSError as exc:
         raise FetchError(f"cannot write {dest}: {exc.strerror or exc}") from None
+    from suites.datasets.verify import DigestMemo  # it imports this module
+
+    memo = DigestMemo()
     try:
         shutil.rmtree(dest / STAGING, ignore_errors=True)  # a killed fetch's partial bytes
-        return _fetch_locked(manifest, list(suites), dest, mirror, progress, say)
+        return _fetch_locked(manifest, list(suites), dest, mirror, progress, say, memo.sha256)
     finally:
+        memo.close()
         shutil.rmtree(dest / STAGING, ignore_errors=True)
         lock.release()
 
@@ -157,15 +174,16 @@ def _fetch_locked(
     mirror: str | None,
     progress: bool,
     say: Callable[[str], None],
+    sha256: Callable[[Path], str],
 ) -> list[str]:
-    """:func:`fetch` under the folder's fetch lock."""
+    """:func:`fetch` under the folder's fetch lock; ``sha256`` gives a file's digest."""
     done: list[str] = []
     for suite in names:
         entries = manifest.suites[suite]
         # the TableBench examples are downloaded (upstream: the official file, then
         # derived; a mirror: the derived file); the other built files are built here
         downloads = {p: e for p, e in entries.items() if e.build in (None, "tablebench-examples")}
-        bad = manifest.verify_files(dest, [suite])  # missing, or another sha256
+        bad = manifest.verify_files(dest, [suite], sha256)  # missing, or another sha256
         todo = [p for p in bad if p in downloads]
         stale = [p for p in bad if p not in downloads]  # built from the downloaded files
         if not todo and not stale:
