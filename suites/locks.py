@@ -172,17 +172,30 @@ class OutputLocks:
 
     def __init__(self, paths: Iterable[Path]) -> None:
         self.locks = [PathLock(p) for p in sorted({_key(p) for p in paths})]
+        self.unwritable: dict[Path, OSError] = {}
 
-    def acquire(self) -> OutputLocks:
+    def acquire(self, *, skip_unwritable: bool = False) -> OutputLocks:
         """Take every lock (sorted by path, so two runs never wait on each other).
+
+        Args:
+            skip_unwritable: a path whose lock file cannot be created (its folder cannot
+                be made or written) is left unlocked and noted in :attr:`unwritable`
+                (its write fails later, as an output error) instead of raising.
 
         Raises:
             OutputBusy: another run holds one of them (the ones taken are let go).
-            OSError: a lock file cannot be created (its folder cannot be made or written).
+            OSError: a lock file cannot be created (without ``skip_unwritable``).
         """
         try:
             for lock in self.locks:
-                lock.acquire()
+                try:
+                    lock.acquire()
+                except OutputBusy:
+                    raise
+                except OSError as exc:
+                    if not skip_unwritable:
+                        raise
+                    self.unwritable[lock.path] = exc
         except BaseException:
             self.release()
             raise

@@ -17,7 +17,8 @@ It can also describe itself as the real servers do (the generation cache keys on
 ``/v1/models`` entry llama-server's ``meta`` (ggml-org/llama.cpp tools/server/README.md);
 ``flavour="vllm"`` gives the entry vLLM's ``root``, ``parent`` and ``max_model_len`` and
 answers ``GET /version``. ``props`` and ``card`` override those fields (another build,
-another quantisation behind the same model name). Plain (``flavour=None``): neither.
+another quantisation behind the same model name; ``port`` gives it the URL of a server
+stopped before). Plain (``flavour=None``): neither.
 """
 
 from __future__ import annotations
@@ -79,6 +80,7 @@ class FakeOpenAIServer:
         flavour: str | None = None,
         props: dict[str, Any] | None = None,
         card: dict[str, Any] | None = None,
+        port: int = 0,
     ) -> None:
         self.fail_first = fail_first
         self.hang_s = hang_s
@@ -206,7 +208,7 @@ class FakeOpenAIServer:
                               "total_tokens": gen.prompt_tokens + gen.completion_tokens},
                 })  # fmt: skip
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)  # 0: any free port
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 

@@ -70,6 +70,20 @@ def test_a_second_process_cannot_write_a_held_report_and_is_told_who_holds_it(tm
     assert record.read_text() == "B"
 
 
+def test_an_unwritable_output_is_noted_not_locked_when_asked(tmp_path):
+    (tmp_path / "afile").write_text("")
+    bad, good = tmp_path / "afile" / "run.json", tmp_path / "junit.xml"
+    with pytest.raises(OSError):
+        OutputLocks([bad, good]).acquire()
+    assert not lock_file(good).exists()
+    locks = OutputLocks([bad, good]).acquire(skip_unwritable=True)
+    assert list(locks.unwritable) == [bad] and lock_file(good).exists()
+    with pytest.raises(OSError):  # its write fails later, as an output error
+        write_output(bad, "x")
+    locks.release()
+    assert not lock_file(good).exists()
+
+
 def test_a_holder_killed_by_sigkill_leaves_no_lock(tmp_path):
     record = tmp_path / "run.json"
     first = _holder(record)
