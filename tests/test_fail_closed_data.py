@@ -243,3 +243,18 @@ def test_an_edited_file_of_the_data_dir_is_a_usage_error_naming_it(repo, tmp_pat
     out = result.stdout + result.stderr  # a collection error: the usage line is in stdout
     assert f"{doc}: not the file the data manifest pins (sha256 {entry.sha256}" in out
     assert f"`extractbench data fetch fda --dest {folder}`" in out and "Traceback" not in out
+
+
+def test_the_derived_cache_sweeps_temporary_files_of_killed_writers(tmp_path, monkeypatch):
+    from suites import derived_cache
+
+    folder = tmp_path / "derived"
+    folder.mkdir()
+    old, young = folder / ".x.json.abc.tmp", folder / ".y.json.def.tmp"
+    old.write_text("{")
+    young.write_text("{")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    monkeypatch.setattr("fixtures.models.files.cache_dir", lambda: tmp_path)
+    assert derived_cache.cached_json("t", "k" * 24, lambda: [1]) == [1]
+    assert not old.exists() and young.exists()  # a live writer's file stays
+    assert derived_cache.cached_json("t", "k" * 24, lambda: [2]) == [1]  # read back
