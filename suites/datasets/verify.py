@@ -79,6 +79,7 @@ class DigestMemo:
         self.remembered = 0
         self._db: sqlite3.Connection | None = None
         self._opened = False  # on first use: a run of no manifest suite creates nothing
+        self._loaded: set[str] = set()  # folders whose rows were read
 
     def _open(self) -> None:
         self._opened = True
@@ -88,8 +89,6 @@ class DigestMemo:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")  # a memo lost in a crash: rehash
             self._db.execute(_SCHEMA)
-            for path, *stamp, sha in self._db.execute("SELECT * FROM digests"):
-                self._rows[path] = (tuple(stamp), sha)
         except (OSError, sqlite3.Error):
             if self._db is not None:
                 self._db.close()
@@ -106,7 +105,7 @@ class DigestMemo:
             self._open()
         key = os.path.abspath(path)
         stamp = _stamp(os.stat(key))
-        known = self._new.get(key) or self._rows.get(key)
+        known = self._new.get(key) or self._rows.get(key) or self._lookup(key)
         if known is not None and known[0] == stamp:
             self.remembered += 1
             return known[1]
@@ -116,6 +115,23 @@ class DigestMemo:
         if _stamp(after) == stamp and time.time_ns() - max(stamp[1], stamp[2]) > RACY_NS:
             self._new[key] = (stamp, sha)
         return sha
+
+    def _lookup(self, key: str) -> tuple[tuple[int, ...], str] | None:
+        """The memo's row for ``key``: the rows under its folder are read in one query
+        the first time (the memo may hold many folders; a suite reads few)."""
+        folder = os.path.dirname(key)
+        if self._db is None or folder in self._loaded:
+            return None
+        self._loaded.add(folder)
+        try:
+            rows = self._db.execute(
+                "SELECT * FROM digests WHERE path > ? AND path < ?", (folder + "/", folder + "0")
+            ).fetchall()  # "0" follows "/": every path under the folder
+        except sqlite3.Error:
+            return None
+        for path, *stamp, sha in rows:
+            self._rows.setdefault(path, (tuple(stamp), sha))
+        return self._rows.get(key)
 
     def save(self) -> None:
         """Write the digests learnt since the last save (one transaction); a memo that
