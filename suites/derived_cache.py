@@ -3,19 +3,24 @@
 Every xdist worker builds the same items at collection; deriving them once and reading
 the result back keeps collection fast. Entries are JSON files in the user cache, keyed
 by a digest of everything the result depends on, written atomically so concurrent
-workers never read half a file.
+workers never read half a file. The temporary files of writers killed by SIGKILL
+(``.NAME.*.tmp``, never read) are deleted by the next write once an hour old.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 from suites.files import atomic_write
 
 __all__ = ["cached_json", "digest_of"]
+
+STALE_TMP_S = 3600  # a temporary file this old belongs to no live writer
 
 
 def digest_of(parts: Iterable[bytes | str]) -> str:
@@ -47,6 +52,18 @@ def cached_json(name: str, key: str, compute: Callable[[], Any]) -> Any:
     value = compute()
     try:
         atomic_write(path, json.dumps(value))
+        _sweep(path.parent)
     except OSError:  # a cache that cannot be written only costs time
         pass
     return value
+
+
+def _sweep(folder: Path) -> None:
+    """Delete temporary files of killed writers (older than :data:`STALE_TMP_S`)."""
+    now = time.time()
+    for tmp in folder.glob(".*.tmp"):
+        try:
+            if now - tmp.stat().st_mtime > STALE_TMP_S:
+                tmp.unlink()
+        except OSError:
+            pass

@@ -1,6 +1,7 @@
 """Files: UTF-8 reads naming file and byte, paths kept inside the data dir, sha256 of a
-file, and the one atomic write (temporary file in the same folder, then rename) that the
-run record, reports, caches and fetched data all use."""
+file, and the one atomic write (temporary file in the same folder, fsync, rename, fsync of
+the folder) that the run record, reports, caches and fetched data all use; reports go
+through :func:`write_output`, which also holds the path's lock (:mod:`suites.locks`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,17 @@ import tempfile
 from pathlib import Path
 
 from suites.item import DataError
+from suites.locks import PathLock, held_here
 
-__all__ = ["read_text", "decode", "inside", "sha256_of", "atomic_write", "cache_dir"]
+__all__ = [
+    "read_text", "decode", "inside", "sha256_of", "atomic_write", "write_output", "fsync_folder",
+    "cache_dir",
+]  # fmt: skip
+
+# The process's umask, read once at import (in the main thread): files written here get
+# the permissions open() would give them, not mkstemp's 0600.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
 
 
 def cache_dir() -> Path:
@@ -34,10 +44,17 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def atomic_write(path: Path, data: str | bytes) -> Path:
-    """Write ``data`` (text as UTF-8) to ``path`` through a temporary file in the same
-    folder and a rename, creating the folder first: a reader sees the old file or the
-    new one, never a part.
+def atomic_write(path: Path, data: str | bytes, *, staging: Path | None = None) -> Path:
+    """Write ``data`` (text as UTF-8) to ``path`` through a temporary file, ``fsync`` of
+    the file, a rename and ``fsync`` of the folder, creating the folder first: a reader
+    sees the old file or the new one, never a part, also after a power cut.
+
+    Args:
+        path: where the file goes.
+        data: its bytes (``str``: UTF-8).
+        staging: the folder of the temporary file (same file system as ``path``);
+            default ``path``'s folder, where a process killed by SIGKILL leaves
+            ``.NAME.*.tmp`` (fetched data uses its own staging folder instead).
 
     Raises:
         OSError: the folder cannot be created or written (full disk, read-only folder);
@@ -45,15 +62,51 @@ def atomic_write(path: Path, data: str | bytes) -> Path:
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    where = path.parent if staging is None else Path(staging)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=where)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            fh.flush()
+            os.fchmod(fh.fileno(), 0o666 & ~_UMASK)
+            os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    fsync_folder(path.parent)
     return path
+
+
+def fsync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable; a file system that cannot sync a folder
+    (some network ones) is left as it is."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_output(path: Path, data: str | bytes) -> Path:
+    """Write a report (run record, JUnit, HTML, markdown, export) with :func:`atomic_write`,
+    under the path's lock: held since the run's start (:class:`suites.locks.OutputLocks`),
+    else taken for this write.
+
+    Raises:
+        suites.locks.OutputBusy: another extractbench run holds the path's lock (one
+            line naming the path and its pid); nothing is written.
+        OSError: the file cannot be written (as :func:`atomic_write`).
+    """
+    if held_here(path):
+        return atomic_write(path, data)
+    with PathLock(path):
+        return atomic_write(path, data)
 
 
 def decode(data: bytes, where: str, offset: int = 0) -> str:

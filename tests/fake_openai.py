@@ -3,10 +3,22 @@
 ``GET /v1/models``, ``POST /v1/completions`` and ``POST /v1/chat/completions``; the first
 ``fail_first`` completion requests get a 503 (then 429) answer with ``Retry-After: 0`` so
 the client's retries are exercised. ``fault`` makes every completion misbehave: ``500``
-(an HTTP 500), ``hang`` (no answer for 30 s), ``huge`` (a 1 MB answer), ``badjson``,
+(an HTTP 500), ``hang`` (no answer for ``hang_s`` seconds, 30 by default, or until
+:meth:`FakeOpenAIServer.stop`), ``trickle`` (a 200 whose body comes one byte every half
+second and never ends: no read timeout fires), ``huge`` (a 1 MB answer), ``badjson``,
 ``nonutf8``, ``nochoices``, ``nulltext``, ``badusage``. ``latency_s`` delays every
-completion; after ``fault_after`` completions every request gets a 503 (a dying server); ``max_in_flight`` counts the completions answered at once. Runs in threads of
-the test process.
+completion; after ``fault_after`` completions every request gets a 503 (a dying server);
+``max_in_flight`` counts the completions answered at once. Runs in threads of the test
+process.
+
+It can also describe itself as the real servers do (the generation cache keys on it):
+``flavour="llama-server"`` answers ``GET /props`` (``model_path``, ``build_info``,
+``total_slots``, ``chat_template``, ``default_generation_settings.n_ctx``) and gives its
+``/v1/models`` entry llama-server's ``meta`` (ggml-org/llama.cpp tools/server/README.md);
+``flavour="vllm"`` gives the entry vLLM's ``root``, ``parent`` and ``max_model_len`` and
+answers ``GET /version``. ``props`` and ``card`` override those fields (another build,
+another quantisation behind the same model name; ``port`` gives it the URL of a server
+stopped before). Plain (``flavour=None``): neither.
 """
 
 from __future__ import annotations
@@ -31,6 +43,30 @@ BROKEN_BODIES: dict[str, bytes] = {
 }  # fmt: skip
 
 
+# What llama-server and vLLM report about themselves (shapes of their documented answers):
+# (GET /props, fields of the /v1/models entry).
+_FLAVOURS: dict[str | None, tuple[dict[str, Any], dict[str, Any]]] = {
+    "llama-server": (
+        {
+            "default_generation_settings": {"id": 0, "n_ctx": 4096, "params": {"seed": 0}},
+            "total_slots": 1,
+            "model_path": "/models/gemma-3-270m-it-Q4_K_M.gguf",
+            "chat_template": "{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}",
+            "modalities": {"vision": False},
+            "build_info": "b6500-0123abcd",
+        },
+        {"owned_by": "llamacpp", "meta": {"vocab_type": 1, "n_vocab": 262144,
+                                          "n_ctx_train": 32768, "n_embd": 640,
+                                          "n_params": 268098176, "size": 253231104}},
+    ),
+    "vllm": (
+        {"version": "0.6.3"},
+        {"owned_by": "vllm", "root": "google/gemma-3-270m-it", "parent": None,
+         "max_model_len": 32768},
+    ),
+}  # fmt: skip
+
+
 class FakeOpenAIServer:
     """Start with :meth:`start`, stop with :meth:`stop`; ``url`` ends in ``/v1``."""
 
@@ -40,8 +76,19 @@ class FakeOpenAIServer:
         fault: str | None = None,
         latency_s: float = 0.0,
         fault_after: int | None = None,
+        hang_s: float = 30.0,
+        flavour: str | None = None,
+        props: dict[str, Any] | None = None,
+        card: dict[str, Any] | None = None,
+        port: int = 0,
     ) -> None:
         self.fail_first = fail_first
+        self.hang_s = hang_s
+        self.flavour = flavour
+        self.props = {**_FLAVOURS.get(flavour, ({}, {}))[0], **(props or {})}
+        self.card = {**_FLAVOURS.get(flavour, ({}, {}))[1], **(card or {})}
+        self.gets: list[str] = []  # paths of the GET requests, in order
+        self._stopped = threading.Event()
         self.fault_after = fault_after  # after this many completions every one answers 503
         self.fault = fault
         self.latency_s = latency_s  # each completion waits this long (a busy server)
@@ -67,10 +114,18 @@ class FakeOpenAIServer:
                 self.wfile.write(data)
 
             def do_GET(self) -> None:  # noqa: N802
-                if self.path.rstrip("/") == "/v1/models":
+                path = self.path.split("?", 1)[0].rstrip("/")
+                with server._lock:
+                    server.gets.append(self.path)
+                if path == "/v1/models":
                     self._send(200, {"object": "list", "data": [
-                        {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "tests"}
+                        {"id": MODEL_ID, "object": "model", "created": 0, "owned_by": "tests",
+                         **server.card}
                     ]})  # fmt: skip
+                elif path == "/props" and server.flavour == "llama-server":
+                    self._send(200, server.props)
+                elif path == "/version" and server.flavour == "vllm":
+                    self._send(200, {"version": server.props.get("version", "0.6.3")})
                 else:
                     self._send(404, {"error": {"message": "not found"}})
 
@@ -113,7 +168,19 @@ class FakeOpenAIServer:
                     self._send(500, {"error": {"message": "internal error", "type": "server"}})
                     return
                 if server.fault == "hang":
-                    time.sleep(30)
+                    server._stopped.wait(server.hang_s)
+                    return
+                if server.fault == "trickle":
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", "1000000")
+                    self.end_headers()
+                    while not server._stopped.wait(0.5):
+                        try:
+                            self.wfile.write(b" ")
+                            self.wfile.flush()
+                        except OSError:  # the client went away
+                            return
                     return
                 if server.fault in BROKEN_BODIES:
                     self._send(200, BROKEN_BODIES[server.fault])
@@ -141,7 +208,7 @@ class FakeOpenAIServer:
                               "total_tokens": gen.prompt_tokens + gen.completion_tokens},
                 })  # fmt: skip
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)  # 0: any free port
         self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 
@@ -150,5 +217,6 @@ class FakeOpenAIServer:
         return self
 
     def stop(self) -> None:
+        self._stopped.set()  # hung and trickling answers end
         self._httpd.shutdown()
         self._httpd.server_close()

@@ -1,44 +1,67 @@
 """Downloading the pinned data with pooch (hash-checked, retried) into the user cache.
 
 Every downloaded file is checked against the manifest's sha256 before it takes its
-place (pooch downloads to a temporary file and moves it only after the check), so an
-interrupted or truncated download never leaves a file that passes verification, and a
-cached file whose hash no longer matches is downloaded again. Files the project builds
-(``suites.datasets.derive``) are built from the downloaded ones and checked the same way.
+place, so an interrupted or truncated download never leaves a file that passes
+verification, and a cached file whose hash no longer matches is downloaded again. Files the
+project builds (``suites.datasets.derive``) are built from the downloaded ones and checked
+the same way.
+
+No partial file ever sits beside the data: pooch downloads into the staging folder
+``DEST/.partial/`` (its temporary files too), and a file moves into the data folder (a
+rename) only once whole and verified; built files are staged there as well. A fetch killed
+midway (SIGKILL, SIGTERM, a power cut) leaves its bytes in ``.partial/`` only, which the
+next fetch into that folder deletes. One fetch into a folder at a time: a second one waits
+for the first (``DEST/.fetch.lock``, :mod:`suites.locks`) and then finds its files there.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from suites.datasets import derive
 from suites.datasets.manifest import FileEntry, Manifest
-from suites.files import atomic_write
+from suites.files import atomic_write, fsync_folder
+from suites.locks import OutputBusy, PathLock
 
-__all__ = ["FetchError", "data_cache_dir", "fetch", "MIRROR_ENV", "OFFLINE_ENV"]
+__all__ = [
+    "FetchError",
+    "data_cache_dir",
+    "data_cache_root",
+    "fetch",
+    "MIRROR_ENV",
+    "OFFLINE_ENV",
+    "STAGING",
+]
 
 MIRROR_ENV = "EXTRACTBENCH_DATA_MIRROR"
 CACHE_ENV = "EXTRACTBENCH_DATA_CACHE"
 OFFLINE_ENV = "EXTRACTBENCH_OFFLINE"
+STAGING = ".partial"  # DEST/.partial/: downloads and builds before they take their place
 
 
 class FetchError(Exception):
     """A file could not be downloaded or did not verify; the message names it and why."""
 
 
-def data_cache_dir(manifest: Manifest) -> Path:
-    """``<user cache>/extractbench/data/<manifest version>`` (platformdirs), or
-    ``$EXTRACTBENCH_DATA_CACHE/<manifest version>``."""
+def data_cache_root() -> Path:
+    """``<user cache>/extractbench/data`` (platformdirs), or ``$EXTRACTBENCH_DATA_CACHE``:
+    the folder of every manifest version's data (and of the digest memo)."""
     import platformdirs
 
     root = os.environ.get(CACHE_ENV)
-    base = (
+    return (
         Path(root).expanduser() if root else platformdirs.user_cache_path("extractbench") / "data"
     )
-    return base / manifest.version
+
+
+def data_cache_dir(manifest: Manifest) -> Path:
+    """``<user cache>/extractbench/data/<manifest version>`` (platformdirs), or
+    ``$EXTRACTBENCH_DATA_CACHE/<manifest version>``."""
+    return data_cache_root() / manifest.version
 
 
 def _url(entry: FileEntry, mirror: str | None) -> str:
@@ -68,6 +91,8 @@ def _build(name: str, dest: Path, manifest: Manifest, entries: dict[str, FileEnt
 
 
 def _place(dest: Path, entry: FileEntry, data: bytes) -> None:
+    """Write a built file into ``dest`` once its sha256 is the manifest's (staged in
+    ``dest/.partial``, then renamed)."""
     import hashlib
 
     sha = hashlib.sha256(data).hexdigest()
@@ -76,7 +101,16 @@ def _place(dest: Path, entry: FileEntry, data: bytes) -> None:
             f"{entry.path}: built file does not match the manifest (sha256 {sha[:12]}, "
             f"expected {entry.sha256[:12]})"
         )
-    atomic_write(dest / entry.path, data)
+    staging = dest / STAGING
+    staging.mkdir(parents=True, exist_ok=True)
+    atomic_write(dest / entry.path, data, staging=staging)
+
+
+def _move_in(staged: Path, target: Path) -> None:
+    """Rename a verified download from the staging folder to its place."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(staged, target)
+    fsync_folder(target.parent)
 
 
 def fetch(
@@ -110,14 +144,46 @@ def fetch(
     pooch.get_logger().setLevel(logging.WARNING)
     if mirror and not mirror.startswith(("http://", "https://")):
         raise FetchError(f"--mirror {mirror}: must be an http:// or https:// URL")
-    names = list(suites)
+    lock = PathLock(dest / ".fetch", "fetching into")
+    try:
+        try:
+            lock.acquire()
+        except OutputBusy as busy:
+            say(
+                f"extractbench: waiting for another fetch into {dest} (pid {busy.holder.get('pid', '?')})"
+            )
+            lock.acquire(wait=True)
+    except OSError as exc:
+        raise FetchError(f"cannot write {dest}: {exc.strerror or exc}") from None
+    from suites.datasets.verify import DigestMemo  # it imports this module
+
+    memo = DigestMemo()
+    try:
+        shutil.rmtree(dest / STAGING, ignore_errors=True)  # a killed fetch's partial bytes
+        return _fetch_locked(manifest, list(suites), dest, mirror, progress, say, memo.sha256)
+    finally:
+        memo.close()
+        shutil.rmtree(dest / STAGING, ignore_errors=True)
+        lock.release()
+
+
+def _fetch_locked(
+    manifest: Manifest,
+    names: list[str],
+    dest: Path,
+    mirror: str | None,
+    progress: bool,
+    say: Callable[[str], None],
+    sha256: Callable[[Path], str],
+) -> list[str]:
+    """:func:`fetch` under the folder's fetch lock; ``sha256`` gives a file's digest."""
     done: list[str] = []
     for suite in names:
         entries = manifest.suites[suite]
         # the TableBench examples are downloaded (upstream: the official file, then
         # derived; a mirror: the derived file); the other built files are built here
         downloads = {p: e for p, e in entries.items() if e.build in (None, "tablebench-examples")}
-        bad = manifest.verify_files(dest, [suite])  # missing, or another sha256
+        bad = manifest.verify_files(dest, [suite], sha256)  # missing, or another sha256
         todo = [p for p in bad if p in downloads]
         stale = [p for p in bad if p not in downloads]  # built from the downloaded files
         if not todo and not stale:
@@ -151,12 +217,14 @@ def _download(
     mirror: str | None,
     bar_label: str | None,
 ) -> None:
-    """pooch fetches each file of ``todo`` (hash-checked where the hash is known); the
-    official TableBench examples are derived on arrival from upstream."""
+    """pooch fetches each file of ``todo`` into the staging folder (hash-checked where the
+    hash is known), then it moves to its place; the official TableBench examples are
+    derived on arrival from upstream."""
     import pooch
     import requests
 
-    store = pooch.create(path=dest, base_url="", registry=registry, urls=urls, retry_if_failed=1)
+    staging = dest / STAGING
+    store = pooch.create(path=staging, base_url="", registry=registry, urls=urls, retry_if_failed=1)
     bar = None
     if bar_label and todo:
         from tqdm import tqdm
@@ -172,6 +240,9 @@ def _download(
                 raise FetchError(f"{p} from {urls[p]} does not match its sha256 ({exc})") from None
             if downloads[p].build == "tablebench-examples" and not mirror:
                 _place(dest, downloads[p], derive.tablebench_examples_file(local.read_bytes()))
+                local.unlink()
+            else:
+                _move_in(local, dest / p)
             if bar is not None:
                 bar.update(1)
     finally:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -98,14 +98,20 @@ class Manifest:
             if not (folder / p).is_file() or (folder / p).stat().st_size != e.size
         ]
 
-    def verify_files(self, folder: Path, suites: Iterable[str]) -> list[str]:
-        """Paths of the suites' files missing from ``folder`` or not matching their sha256."""
+    def verify_files(
+        self, folder: Path, suites: Iterable[str], sha256: Callable[[Path], str] = sha256_of
+    ) -> list[str]:
+        """Paths of the suites' files missing from ``folder`` or not matching their sha256.
+
+        ``sha256``: how a file's digest is had (default: read it whole;
+        :meth:`suites.datasets.verify.DigestMemo.sha256` remembers it while the file's
+        size, times and inode stay)."""
         return [
             p
             for p, e in self.files(suites).items()
             if not (folder / p).is_file()
             or (folder / p).stat().st_size != e.size
-            or sha256_of(folder / p) != e.sha256
+            or sha256(folder / p) != e.sha256
         ]
 
     def verify(self, folder: Path, suites: Iterable[str] | None = None) -> list[str]:
@@ -128,18 +134,25 @@ class Manifest:
                     problems.append(f"extra: {rel} (not in the manifest)")
         return problems
 
-    def digest(self, folder: Path, suite: str) -> dict[str, Any]:
+    def digest(
+        self, folder: Path, suite: str, sha256: Callable[[Path], str] = sha256_of
+    ) -> dict[str, Any]:
         """What a run of ``suite`` read: one sha256 over its files' paths and sha256s,
-        and whether every file matches the manifest."""
+        whether every file matches the manifest, and (when not) the paths that differ
+        (``changed``, at most 20). ``sha256`` as in :meth:`verify_files`."""
         total = hashlib.sha256()
-        matches = True
+        changed = []
         for path, entry in sorted(self.suites[suite].items()):
             local = folder / path
-            sha = sha256_of(local) if local.is_file() else "missing"
-            matches &= sha == entry.sha256
+            sha = sha256(local) if local.is_file() else "missing"
+            if sha != entry.sha256:
+                changed.append(path)
             total.update(f"{path}\0{sha}\n".encode())
-        return {"sha256": total.hexdigest(), "files": len(self.suites[suite]),
-                "matches_manifest": matches}  # fmt: skip
+        out = {"sha256": total.hexdigest(), "files": len(self.suites[suite]),
+               "matches_manifest": not changed}  # fmt: skip
+        if changed:
+            out["changed"] = changed[:20]
+        return out
 
 
 def load_manifest(path: Path = MANIFEST_PATH) -> Manifest:

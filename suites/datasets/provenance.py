@@ -8,6 +8,7 @@ from typing import Any
 
 from suites.datasets.manifest import Manifest
 from suites.datasets.resolve import DataChoice
+from suites.datasets.verify import DigestMemo
 
 __all__ = ["data_provenance"]
 
@@ -25,8 +26,10 @@ def data_provenance(
         ``manifest_version``, ``folder``, ``origin`` (``--data-dir``, ``user cache``,
         ``fetched``, ...), ``mirror``, ``fetched`` (count), and per selected suite of the
         manifest: one sha256 over its files' paths and sha256s as read now, the file
-        count, whether every file matches the manifest, and the license line of each
-        source its files come from.
+        count, whether every file matches the manifest (and which do not: ``changed``),
+        and the license line of each source its files come from. The digests come from
+        the digest memo (a file is hashed again only when its size, times or inode
+        changed: :class:`suites.datasets.verify.DigestMemo`).
     """
     out: dict[str, Any] = {
         "manifest_version": manifest.version,
@@ -36,19 +39,25 @@ def data_provenance(
         "fetched": len(choice.fetched) if choice else 0,
         "suites": {},
     }
-    for suite in suites:
-        if suite in skipped:
-            continue
-        if suite not in manifest.suites:
-            out["suites"][suite] = {"note": "not in the data manifest (a suite defined elsewhere)"}
-            continue
-        entry = manifest.digest(folder, suite) if folder else {"sha256": None}
-        names = sorted({e.source for e in manifest.suites[suite].values()})
-        entry["licenses"] = {
-            f"{manifest.sources[n].repository}@{manifest.sources[n].commit[:12]}": manifest.sources[
-                n
-            ].license
-            for n in names
-        }
-        out["suites"][suite] = entry
+    memo = DigestMemo()
+    try:
+        for suite in suites:
+            if suite in skipped:
+                continue
+            if suite not in manifest.suites:
+                out["suites"][suite] = {
+                    "note": "not in the data manifest (a suite defined elsewhere)"
+                }
+                continue
+            entry = manifest.digest(folder, suite, memo.sha256) if folder else {"sha256": None}
+            names = sorted({e.source for e in manifest.suites[suite].values()})
+            entry["licenses"] = {
+                f"{manifest.sources[n].repository}@{manifest.sources[n].commit[:12]}": (
+                    manifest.sources[n].license
+                )
+                for n in names
+            }
+            out["suites"][suite] = entry
+    finally:
+        memo.close()
     return out

@@ -3,7 +3,10 @@
 Resolution order (DESIGN.md "Data"): ``--data-dir``, ``$EXTRACTBENCH_DATA``, the user
 cache when it holds the selected suites' files verified against the manifest,
 ``../shared/data`` beside the repository when it holds them; otherwise the selected
-suites are fetched into the user cache (unless offline) and the cache is used.
+suites are fetched into the user cache (unless offline) and the cache is used. Offline,
+a cached file that is there but truncated or edited is an error naming it (never used).
+The sha256 checks go through the digest memo (:mod:`suites.datasets.verify`): a file
+is hashed again only when its size, times or inode changed.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 
 from suites.datasets.fetch import MIRROR_ENV, OFFLINE_ENV, FetchError, data_cache_dir, fetch
 from suites.datasets.manifest import Manifest
+from suites.item import DataError
 from suites.options import truthy
 
 __all__ = ["DataChoice", "DataDirError", "ENV_VAR", "explicit_data_dir", "choose_data_dir"]
@@ -68,6 +72,22 @@ def offline_from_env() -> bool:
     return truthy(os.environ.get(OFFLINE_ENV, ""))
 
 
+def _refuse_changed(manifest: Manifest, cache: Path, suites: Sequence[str]) -> None:
+    """Offline: a cached file that is there but is not the manifest's is an error (a
+    missing one is reported by the caller, with the fetch command)."""
+    from suites.datasets.verify import DigestMemo, check_suite_files
+
+    memo = DigestMemo()
+    try:
+        changed = [
+            p for s in suites for p in check_suite_files(cache, s, manifest, memo) if not p.missing
+        ]
+    finally:
+        memo.close()
+    if changed:
+        raise changed[0].error(len(changed) - 1)
+
+
 def choose_data_dir(
     manifest: Manifest,
     suites: Sequence[str],
@@ -88,19 +108,33 @@ def choose_data_dir(
         mirror: base URL replacing the upstream ones (``--mirror``, ``$EXTRACTBENCH_DATA_MIRROR``).
 
     Raises:
-        DataDirError: the download failed (one line naming the file and why).
+        DataDirError: the download failed (one line naming the file and why), or offline,
+            a file of the user cache is truncated or edited (one line naming it, the
+            manifest's sha256 and the fetch command).
     """
     wanted = [s for s in suites if s in manifest.suites]
     mirror = mirror or os.environ.get(MIRROR_ENV) or None
     cache = data_cache_dir(manifest)
     shared = (rootdir / ".." / "shared" / "data").resolve()
-    if wanted and cache.is_dir() and not manifest.verify_files(cache, wanted):
-        return DataChoice(cache, "user cache")
+    if wanted and cache.is_dir():
+        from suites.datasets.verify import DigestMemo
+
+        memo = DigestMemo()
+        try:
+            if not manifest.verify_files(cache, wanted, memo.sha256):
+                return DataChoice(cache, "user cache")
+        finally:
+            memo.close()
     if shared.is_dir() and (not wanted or not manifest.missing(shared, wanted)):
         return DataChoice(shared, "../shared/data")
     if not wanted:
         return DataChoice(None, "none")
     if offline:
+        if cache.is_dir():
+            try:
+                _refuse_changed(manifest, cache, wanted)
+            except DataError as exc:
+                raise DataDirError(str(exc)) from None
         return DataChoice(cache if cache.is_dir() else None, "user cache (offline)")
     try:
         fetched = fetch(manifest, wanted, cache, mirror=mirror, progress=progress, say=say)
