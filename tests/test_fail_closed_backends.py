@@ -182,13 +182,6 @@ def test_answers_of_an_unidentified_server_are_stored_but_not_reused(tmp_path):
     cache.close()
 
 
-WIRING = (
-    "needs plugin wiring: --model-revision and --trust-cache; ModelSpec.identity from "
-    "identify_server in _openai_resolve, its tag() in the openai fingerprint, its to_dict() "
-    "as the record's model.server, reuse_cached=identity.reusable for the CachingBackend"
-)
-
-
 def _cached_run(toy, server, *args):
     """A run of the first 4 toy items against ``server`` with a generation cache that
     outlives it; the completions the server was asked for, and the record."""
@@ -203,7 +196,6 @@ def _cached_run(toy, server, *args):
     return len(server.requests) - before, read_json(record)
 
 
-@pytest.mark.xfail(strict=True, reason=WIRING)
 @pytest.mark.parametrize(
     "mode", [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
 )
@@ -235,7 +227,6 @@ def test_another_build_behind_the_same_model_name_does_not_reuse_cached_answers(
     assert asked == 4 and not any(c["cached"] for it in record["items"] for c in it["calls"])
 
 
-@pytest.mark.xfail(strict=True, reason=WIRING)
 def test_answers_of_a_server_without_fingerprint_are_reused_only_when_trusted_or_pinned(toy):
     server = FakeOpenAIServer().start()
     try:

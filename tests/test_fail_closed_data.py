@@ -225,11 +225,6 @@ def test_offline_a_truncated_file_of_the_user_cache_is_a_usage_error_naming_it(
 
 
 @needs_data
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs plugin wiring: _load_suite calls suites.datasets.verify.verify_suite_data "
-    "before suite.load (a DataChanged is a usage error, exit 4)",
-)
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_an_edited_file_of_the_data_dir_is_a_usage_error_naming_it(repo, tmp_path, mode):
     cache, doc = _cached_fda(tmp_path)

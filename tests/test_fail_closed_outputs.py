@@ -121,12 +121,6 @@ def test_atomic_write_gives_the_umask_permissions_and_leaves_no_temporary_file(t
     assert sorted(os.listdir(tmp_path)) == ["deep", "r.json"]  # no .r.json.*.tmp left
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs plugin wiring: the controller holds OutputLocks of --report-json, "
-    "--junitxml, --html and --summary-md from pytest_configure to its last write and turns "
-    "OutputBusy into a usage error (exit 4)",
-)
 def test_two_runs_on_one_report_json_the_second_fails_and_the_first_record_stays(toy):
     record = toy.path / "record.json"
     args = [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data",

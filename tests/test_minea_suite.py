@@ -81,7 +81,7 @@ def run(minea: pytest.Pytester, mode: list[str], *args: str) -> tuple[pytest.Run
     result = minea.runpytest_subprocess(
         "--data-dir", "data", "--report-json", str(record),
         "--needles", "needles.jsonl",
-        "--suite-option", "minea.iterations=1", *mode, *args,
+        "--suite-option", "minea.iterations=1", "--allow-changed-data", *mode, *args,
     )  # fmt: skip
     return result, (read_json(record) if record.exists() else {})
 

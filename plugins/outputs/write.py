@@ -25,7 +25,7 @@ from plugins.outputs.record import RunRecord
 from plugins.outputs.record_io import dump_record
 from plugins.outputs.suite_reports import suite_reports
 from plugins.verdict.decision import Verdict
-from suites.files import atomic_write
+from suites.files import write_output
 from suites.registry import Registry
 
 __all__ = ["Targets", "Written", "write_outputs", "remove_stale"]
@@ -151,7 +151,7 @@ def write_outputs(
                 if name not in names:
                     continue
                 try:
-                    atomic_write(path, render(current, images, suite_lines, path))
+                    write_output(path, render(current, images, suite_lines, path))
                 except OSError as exc:
                     lost.append(f"{name} {path}: not written ({exc.strerror or exc})")
                     names.discard(name)
@@ -164,7 +164,7 @@ def write_outputs(
     written_at = None
     if targets.record is not None:
         try:
-            atomic_write(targets.record, dump_record(final()[0]))
+            write_output(targets.record, dump_record(final()[0]))
             written_at = targets.record
             files.append(targets.record)
         except (OSError, ValueError) as exc:

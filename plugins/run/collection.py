@@ -21,6 +21,7 @@ from fixtures.nodes import bench_item_of
 from plugins.run.config import RunConfig
 from plugins.run.selection import stratified_limit
 from plugins.run.state import USAGE_PREFIX, RunState
+from suites.datasets.verify import verify_suite_data
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.protocol import Suite
 from suites.registry import SOURCES_HINT
@@ -37,6 +38,10 @@ def _load(state: RunState, cfg: RunConfig, suite: Suite, data_dir: Path | None) 
     if suite.name not in state.loaded:
         if data_dir is None:
             raise DataMissing(f"no data folder: {SOURCES_HINT}")
+        if suite.reads_local_data(cfg.suite_options.get(suite.name)):
+            # every manifest file of the suite, against its sha256 (a memo keeps it cheap
+            # while unchanged); a changed or missing one is a DataError: exit 4
+            verify_suite_data(data_dir, suite.name, allow_changed=cfg.allow_changed_data)
         state.loaded[suite.name] = suite.load(data_dir, cfg.suite_options[suite.name])
     return state.loaded[suite.name]
 

@@ -50,6 +50,8 @@ class RunConfig:
         shard: ``--shard K/N`` (None for the whole run; ``1/1`` is the whole run).
         rescore: the record ``--rescore`` re-scores, and its path.
         allow_subset: ``--allow-subset``.
+        allow_changed_data: ``--allow-changed-data``: data files that differ from the
+            manifest are used (the record lists them) instead of a usage error.
         skip_missing_data: ``--skip-missing-data``.
         data_dir, offline, mirror: where the data comes from.
         targets: the files the run writes.
@@ -70,6 +72,7 @@ class RunConfig:
     rescore: RunRecord | None
     rescore_path: str | None
     allow_subset: bool
+    allow_changed_data: bool
     skip_missing_data: bool
     data_dir: str | None
     offline: bool
@@ -98,7 +101,8 @@ def _model_options(config: pytest.Config, replay: bool) -> ModelOptions:
             max_retries=get("max_retries"), max_failures=get("max_failures"),
             concurrency=get("concurrency"), routing=get("routing"), weight_repack=get("weight_repack"),
             serve=get("serve"), serve_ctx=get("serve_ctx"), cache_dir=get("cache_dir"),
-            no_cache=get("no_cache"), replay=replay,
+            no_cache=get("no_cache"), replay=replay, model_revision=get("model_revision"),
+            trust_cache=get("trust_cache"),
         )  # fmt: skip
     except ModelOptionError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -231,6 +235,7 @@ def run_config(
         rescore=rescore,
         rescore_path=rescore_path,
         allow_subset=bool(config.getoption("allow_subset")),
+        allow_changed_data=bool(config.getoption("allow_changed_data")),
         skip_missing_data=bool(config.getoption("skip_missing_data")),
         data_dir=config.getoption("data_dir"),
         offline=bool(config.getoption("offline")),

@@ -32,6 +32,7 @@ from plugins.run.crashes import (
 from plugins.run.data import prepare_data, select_suites
 from plugins.run.finish import finish_run, is_benchmark_run
 from plugins.run.state import USAGE_PREFIX, RunState
+from suites.locks import OutputBusy, OutputLocks
 
 __all__ = ["Controller", "WORKER_OUTPUT_KEY"]
 
@@ -68,6 +69,14 @@ class Controller:
         # (plugins/run/crashes.py); a supervised run (plugins/run/supervisor.py) gives its journal
         self._own_fault_dir = journal is None
         self.fault_dir = journal or Path(tempfile.mkdtemp(prefix="extractbench-faults-"))
+        # every output of this run, locked from now to the last write (suites/locks.py):
+        # a second run on the same paths stops at once instead of replacing this one's
+        targets = cfg.targets
+        outputs = [p for p in (targets.record, targets.junit, targets.html, targets.markdown) if p]
+        try:
+            self.output_locks = OutputLocks(outputs).acquire(skip_unwritable=True)
+        except OutputBusy as exc:
+            raise pytest.UsageError(str(exc)) from None
 
     def _on_sigterm(self, signum: int, frame: Any) -> None:
         """SIGTERM (timeout, CI cancellation, Kubernetes) ends the run like Ctrl-C: the
@@ -76,6 +85,7 @@ class Controller:
         raise KeyboardInterrupt("SIGTERM")
 
     def pytest_unconfigure(self) -> None:
+        self.output_locks.release()
         if self._sigterm is not None:
             signal.signal(signal.SIGTERM, self._sigterm)
             self._sigterm = None

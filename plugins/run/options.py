@@ -84,6 +84,22 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         help="--backend openai: the server's model id (checked against GET /models).",
     )
     group.addoption(
+        "--model-revision",
+        metavar="REV",
+        default=None,
+        help="--backend openai: what the server serves (a commit, tag or file digest), part of "
+        "every generation-cache key and written in the record. Needed for cached answers to "
+        "be reused across runs when the server reports no fingerprint (llama-server's "
+        "/props and vLLM's /v1/models do; TGI, Ollama and hosted APIs do not).",
+    )
+    group.addoption(
+        "--trust-cache",
+        action="store_true",
+        help="--backend openai: reuse cached answers of a server that reports no fingerprint "
+        "and no --model-revision was given (keyed on URL and model name only); the record's "
+        "model.server says so.",
+    )
+    group.addoption(
         "--chat",
         action="store_true",
         help="--backend openai or hf: send each prompt as one user message (/chat/completions, "
@@ -286,6 +302,13 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         help="skip a selected suite whose data files are absent instead of stopping with a "
         "usage error (exit 4); its gates are then 'not evaluated', and a run that measured "
         "nothing exits 5.",
+    )
+    group.addoption(
+        "--allow-changed-data",
+        action="store_true",
+        help="run suites on data files that differ from the data manifest (your own copy, a "
+        "test's small files) instead of stopping with a usage error (exit 4); the record's "
+        "data section lists the files that differ (data.suites.SUITE.changed).",
     )
     group.addoption(
         "--summary-md",

@@ -126,7 +126,8 @@ SUITE = Suite(
     data_source="SOURCES.md section 4",
     report="suites.minea.report",
     ranges=(  # counts, and relevance's coefficient of variation (std / mean)
-        ("parse_failures", 0.0, math.inf), ("entities", 0.0, math.inf),
+        ("parse_failures", 0.0, math.inf),
+        ("entities", 0.0, math.inf),
         ("relevance_spread", 0.0, math.inf),
     ),  # fmt: skip
     add_options=add_options,

@@ -103,9 +103,13 @@ SUITE = Suite(
     data_source="SOURCES.md section 2",
     prefetch=True,
     ranges=(  # the paper's scales (reference H-Score similarities are not clamped at 0)
-        ("*/h_*_norm*", -math.inf, 1.0), ("*/h_*", -math.inf, 4.0),
-        ("*/sacrebleu", 0.0, 100.0), ("*/bertscore", -1.0, 1.0),
-        ("*/p_content", 0.0, 10.0), ("*/p_structure", 0.0, 10.0),
-        ("*/error_*", 0.0, math.inf), ("pscore_parse_failures", 0.0, math.inf),
+        ("*/h_*_norm*", -math.inf, 1.0),
+        ("*/h_*", -math.inf, 4.0),
+        ("*/sacrebleu", 0.0, 100.0),
+        ("*/bertscore", -1.0, 1.0),
+        ("*/p_content", 0.0, 10.0),
+        ("*/p_structure", 0.0, 10.0),
+        ("*/error_*", 0.0, math.inf),
+        ("pscore_parse_failures", 0.0, math.inf),
     ),  # fmt: skip
 )
