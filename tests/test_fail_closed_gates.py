@@ -108,3 +108,21 @@ def test_a_score_outside_its_declared_range_fails_its_item(toy, mode):
     assert failed and all("outside its declared range [0, 1]" in it["error"] for it in failed)
     assert "toy/length" in failed[0]["error"] and record["gates"][0]["passed"] is None
     assert record["verdict"]["word"] == "FAIL"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_m_and_lf_selections_of_a_gated_suite_decide_nothing(toy, mode):
+    """-m that leaves out every item, and --lf after a run with failing items, select a
+    subset of the gated suite: its gate is not decided and the run is INCOMPLETE."""
+    result, record = run(toy, mode, "-m", "not xdist_group", "--gate", "toy/accuracy>=0.1")
+    assert result.ret == 1 and record["verdict"]["word"] == "INCOMPLETE"
+    assert record["selection"]["deselected"] == {"toy": 24}
+    toy.makepyfile(toy_suite=OUT_OF_RANGE)  # some items fail: --lf reruns only those
+    first = toy.runpytest_subprocess("--backend", "fake", "--data-dir", "data", "--no-cache", *mode)
+    assert first.ret == 1
+    result, record = run(toy, mode, "--lf", "--no-cache", "--gate", "toy/accuracy>=0.1")
+    assert result.ret == 1 and record["verdict"]["word"] == "INCOMPLETE", result.stdout.str()[
+        -1500:
+    ]
+    assert 0 < record["counts"]["items"] < 24 and record["selection"]["deselected"]["toy"] > 0
+    assert record["gates"][0]["passed"] is None and "--allow-subset" in record["gates"][0]["reason"]
