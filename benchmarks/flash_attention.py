@@ -1,8 +1,7 @@
 """llama.cpp flash attention on the CPU: prefill rates and answers, on and off.
 
-Loads the default GGUF (or ``--model``) twice in this process, flash attention off (the
-backend's setting before ``--flash-attn``) and ``auto`` (llama.cpp enables it where the
-device runs it; the CPU does), then:
+Loads the default GGUF (or ``--model``) twice in this process, no layer offloaded, flash
+attention off (the default on the CPU) and on, then:
 
 1. Prefill: the Table-QA prompts nearest ``--prefill-tokens`` (default 5,300 and 13,800
    tokens) through each model with a budget of one token, each prompt from an empty KV
@@ -39,7 +38,7 @@ from plugins.selection import stratified_limit  # noqa: E402
 from suites.protocol import Models  # noqa: E402
 from suites.registry import entry_point_suites  # noqa: E402
 
-MODES = ("off", "auto")
+MODES = ("off", "on")
 SUITE_OPTIONS = {"minea": {"iterations": 1}}  # one further call per piece: minutes, not hours
 
 
@@ -74,7 +73,7 @@ def prefill(models: dict[str, LlamaCppBackend], prompts: list[str], repeats: int
                 tokens = gen.prompt_tokens
         row = {"prompt_tokens": tokens}
         row.update({f"{m}_tokens_per_s": round(tokens / s, 1) for m, s in best.items()})
-        row["speedup"] = round(best["off"] / best["auto"], 2)
+        row["speedup"] = round(best["off"] / best["on"], 2)
         rows.append(row)
         print(json.dumps(row), file=sys.stderr, flush=True)
     return rows
@@ -100,18 +99,18 @@ def agreement(
                     result = suite.run(item, Models(rec, rec), options)
                 seconds[mode] += time.perf_counter() - start
                 seen[mode] = (rec.texts, result.scores)
-            if seen["off"] == seen["auto"]:
+            if seen["off"] == seen["on"]:
                 same += 1
             else:
                 differ.append(
                     {
                         "id": item.id,
                         "off": seen["off"][0][:3],
-                        "auto": seen["auto"][0][:3],
+                        "on": seen["on"][0][:3],
                         "scores": {m: s[1] for m, s in seen.items()},
                     }
                 )
-            print(item.id, "same" if seen["off"] == seen["auto"] else "DIFFERENT", file=sys.stderr)
+            print(item.id, "same" if seen["off"] == seen["on"] else "DIFFERENT", file=sys.stderr)
         out[suite.name] = {
             "items": len(items),
             "identical": same,

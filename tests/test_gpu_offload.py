@@ -60,9 +60,11 @@ def test_bad_values_are_one_line_errors(kwargs, fragment):
 def test_fingerprint_is_untagged_only_for_the_numerics_before_these_settings():
     off = decide_offload(CPU_AS_BEFORE, False)
     assert fingerprint_tag(CPU_AS_BEFORE, off) == ""
-    default = parse_llama_settings()
-    assert fingerprint_tag(default, decide_offload(default, False)) == ":fa=auto"
+    default = parse_llama_settings()  # on a CPU build: the numerics as before, untagged
+    assert fingerprint_tag(default, decide_offload(default, False)) == ""
     assert fingerprint_tag(default, decide_offload(default, True)) == ":fa=auto:ngl=all"
+    on = parse_llama_settings(flash_attn="on")
+    assert fingerprint_tag(on, decide_offload(on, False)) == ":fa=on"
     ub = parse_llama_settings(flash_attn="off", n_ubatch=2048)
     assert fingerprint_tag(ub, decide_offload(ub, False)) == ":ub=2048"
 
@@ -94,12 +96,16 @@ def test_description_names_each_gpu_or_cpu():
     auto = parse_llama_settings()
     on_cpu = describe_llama(auto, decide_offload(auto, False), 19, [])
     assert on_cpu["devices"] == "cpu" and on_cpu["layers_offloaded"] == "0/19"
-    assert on_cpu["offload_supported"] is False and on_cpu["flash_attn"] == "auto"
+    assert on_cpu["offload_supported"] is False and on_cpu["flash_attn"] == "off"
+    on_gpu = describe_llama(auto, decide_offload(auto, True), 19, gpus)
+    assert on_gpu["flash_attn"] == "auto" and on_gpu["layers_offloaded"] == "19/19"
+    assert len(on_gpu["devices"]) == 2  # layers split over both (no --main-gpu)
 
 
 def test_this_cpu_build_runs_auto_on_the_cpu_and_refuses_layers():
-    """The installed (CPU) llama-cpp-python: auto loads with no layer offloaded and flash
-    attention as llama.cpp resolved it; an explicit layer count is refused at load."""
+    """The installed (CPU) llama-cpp-python: the defaults load with no layer offloaded
+    and flash attention off, ``--flash-attn on`` turns it on in llama.cpp, and an explicit
+    layer count is refused at load."""
     from fixtures.models.files import default_model_path
     from fixtures.models.llama_cpp import LlamaCppBackend
 
@@ -110,8 +116,11 @@ def test_this_cpu_build_runs_auto_on_the_cpu_and_refuses_layers():
     backend = LlamaCppBackend(default_gguf, n_ctx=512, n_threads=1, settings=parse_llama_settings())
     described = backend.describe()
     assert described["offload"].startswith("auto: none") and described["layers_offloaded"] is None
-    assert described["flash_attn"] == "auto"
-    assert described["flash_attn_resolved"] == "enabled"  # auto on the CPU: llama.cpp enables it
+    assert described["flash_attn"] == "off" and described["flash_attn_resolved"] == "disabled"
+    on = LlamaCppBackend(
+        default_gguf, n_ctx=512, n_threads=1, settings=parse_llama_settings(flash_attn="on")
+    )
+    assert on.describe()["flash_attn_resolved"] == "enabled"
     with pytest.raises(OffloadUnavailable, match="CMAKE_ARGS"):
         LlamaCppBackend(
             default_gguf, n_ctx=512, n_threads=1, settings=parse_llama_settings(n_gpu_layers="1")
