@@ -11,6 +11,7 @@ from fixtures.models.gpus import (
     llama_devices,
     parse_gpus,
     pin_gpu,
+    plan_workers,
     visible_gpus,
 )
 
@@ -79,3 +80,13 @@ def test_llama_cpp_device_list_of_this_build_has_no_cpu_entries():
     for device in llama_devices():
         assert device.source == "llama.cpp" and not device.name.startswith("CPU")
         assert device.memory_total_mib is not None and device.memory_total_mib > 0
+
+
+def test_controller_plan_travels_to_each_worker_and_is_pinned_there():
+    plan, warning = plan_workers(3, FOUR[:2])
+    assert [g.index for g in plan] == [0, 1, 0] and warning.startswith("3 workers share 2")
+    env: dict[str, str] = {}
+    sent = plan[2].to_dict()  # what the controller puts in the worker's workerinput
+    pin = pin_gpu(Gpu.from_dict(sent), in_worker=True, environ=env)
+    assert env["CUDA_VISIBLE_DEVICES"] == "0" and pin.device == FOUR[0]
+    assert plan_workers(2, []) == ([None, None], None)
