@@ -58,10 +58,17 @@ def test_openai_backend_retries_busy_answers(toy):
     assert record["counts"]["scored"] == 4 and len(busy.requests) == 4 + 3
 
 
-def test_openai_generations_are_cached_by_endpoint_and_model(toy, server):
-    openai_run(toy, server, [], "--limit", "4")
-    first = len(server.requests)
-    result, record = openai_run(toy, server, [], "--limit", "4")
+def test_openai_generations_are_cached_by_endpoint_and_model(toy):
+    """A server that reports what it serves (llama-server's /props): a repeated run is
+    answered from the cache (tests/test_fail_closed_backends.py: one that reports nothing
+    is not, unless --model-revision or --trust-cache)."""
+    server = FakeOpenAIServer(flavour="llama-server").start()
+    try:
+        openai_run(toy, server, [], "--limit", "4")
+        first = len(server.requests)
+        result, record = openai_run(toy, server, [], "--limit", "4")
+    finally:
+        server.stop()
     assert result.ret == 0 and len(server.requests) == first == 4
     assert record["counts"]["cached_calls"] == 4
 
