@@ -96,9 +96,9 @@ def _criteria_lines(t: Mapping[str, Any], column: str, best: bool) -> list[str]:
         cells = []
         for c in CRITERIA:
             mark = "*" if c in per_type.get("excluded", ()) else " "
-            cells.append(f"{_fmt(entry[c][column])}{mark}")
-        tail = f"  {_fmt(per_type.get('minea'))}" if best else ""
-        lines.append(f"  {type_name:<17}{''.join(cells)}{tail}  {entry['_count']:>7}")
+            cells.append(f" {_fmt(entry[c][column])}{mark}")
+        tail = f"  {_fmt(per_type.get('minea'))}" if best else " " * 8
+        lines.append(f"  {type_name:<17}{''.join(cells)}{tail} {entry['_count']:>8}")
     return lines
 
 
@@ -109,7 +109,7 @@ def summary_lines(record: Mapping[str, Any], suite: str) -> list[str]:
     if not t["criteria"]:
         return []
     minea = t["minea"]
-    head = "".join(f"{c:>7} " for c in CRITERIA)
+    head = "".join(f" {c:>6} " for c in CRITERIA)  # each cell: " 0.123*"
     lines = []
     if t["self_judged"]:
         lines.append(
@@ -123,11 +123,11 @@ def summary_lines(record: Mapping[str, Any], suite: str) -> list[str]:
         f"{t['documents']} documents, {minea['needles']} needles, judge: "
         + ", ".join(f"{k} ({v})" for k, v in t["judge"].items())
         + ":",
-        f"  {'type':<17}{head} {'MINEA':>6}  needles",
+        f"  {'type':<17}{head}{'MINEA':>8} {'needles':>8}",
         *_criteria_lines(t, "share", best=True),
-        f"  {'overall MINEA':<17}{'':>{8 * len(CRITERIA)}} {_fmt(minea['overall'])}"
+        f"  {'overall MINEA':<17}{'':>{8 * len(CRITERIA)}}  {_fmt(minea['overall'])}"
         "  (needles pooled over documents, as the paper)",
-        f"  {'without llm':<17}{'':>{8 * len(CRITERIA)}} {_fmt(minea['overall_no_llm'])}"
+        f"  {'without llm':<17}{'':>{8 * len(CRITERIA)}}  {_fmt(minea['overall_no_llm'])}"
         "  (criteria n, ns, k only)",
     ]
     if has_control:
@@ -135,7 +135,7 @@ def summary_lines(record: Mapping[str, Any], suite: str) -> list[str]:
             "minea: control false-positive rate (the criterion fires on the document without "
             f"needles); * = above minea.max_control_fp={t['max_control_fp']}, not used for the "
             "type; a needle the control also hits does not count as found:",
-            f"  {'type':<17}{head}          needles",
+            f"  {'type':<17}{head}{'':>8} {'needles':>8}",
             *_criteria_lines(t, "control", best=False),
         ]
     fp = record.get("aggregates", {}).get(f"{suite}/llm_false_positive")
