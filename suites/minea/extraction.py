@@ -32,6 +32,7 @@ __all__ = [
     "parse_entities",
     "extract_document",
     "entity_text",
+    "entity_values",
 ]
 
 ENTITY_GRAMMAR = r"""root ::= "[" ws (entity ("," ws entity){0,7})? ws "]"
@@ -147,6 +148,19 @@ def parse_entities(text: str) -> tuple[list[dict[str, Any]], bool]:
         if entity is not None:
             entities.append(entity)
     return entities, False
+
+
+def entity_values(entity: dict[str, Any]) -> list[str]:
+    """Every non-empty property value of an entity as its own string: each item of a list
+    (keywords) separately, a nested object as JSON."""
+    values: list[str] = []
+    for value in entity.values():
+        for part in value if isinstance(value, list) else [value]:
+            if isinstance(part, dict):
+                values.append(json.dumps(part, ensure_ascii=False))
+            elif part is not None and str(part):
+                values.append(str(part))
+    return values
 
 
 def entity_text(entity: dict[str, Any]) -> str:

@@ -3,9 +3,12 @@
 The needle set is ``--suite-option minea.needles=PATH`` or, by default, the deterministic
 template set (``needlegen.template_needles``, seed ``minea.seed``). Needles are dealt to
 the documents in a seeded order that alternates types, each used once while the set
-lasts; each document gets needles until they make up a share of its enriched text drawn
-from ``[min_share, max_share]``. The item's prompt text is the enriched document; the
-extraction itself makes several calls (see ``extraction``).
+lasts; a document takes them from the next :data:`WINDOW` of that order, leaving out
+those whose name occurs in it or in another of its needles and those sharing more than one
+keyword with one before (:func:`suites.minea.collisions.select_needles`), until they make
+up a share of its enriched text drawn from ``[min_share, max_share]``. The item's prompt
+text is the enriched document; the extraction itself makes several calls (see
+``extraction``).
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ from typing import Any
 from suites.files import inside, read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.jsonl import iter_jsonl
+from suites.minea.collisions import check_infusion, select_needles
 from suites.minea.encoder import MINILM, resolve_encoder
 from suites.minea.infusion import infuse
+from suites.minea.names import contains_phrase, name_key, normalise
 from suites.minea.needlegen import template_header, template_needles
 from suites.minea.needles import FORMAT, VERSION, Needle, NeedleSet, needles_text, read_needles
 from suites.minea.quality import meteor_available
@@ -32,6 +37,7 @@ from suites.options import parse_options
 __all__ = ["MANIFEST", "load_items", "needle_set", "deal", "pick_decoys"]
 
 MANIFEST = "minea/haystacks_manifest.jsonl"
+WINDOW = 64  # needles of the dealing order a document may take from
 
 
 def needle_set(opts: Mapping[str, Any], schema: Schema) -> NeedleSet:
@@ -61,12 +67,12 @@ def pick_decoys(
     pool: Sequence[Needle], placed: Sequence[Needle], rng: random.Random, text: str
 ) -> list[Needle]:
     """One decoy per placed needle: a needle of the same type whose name does not occur
-    in ``text`` (the enriched document), the judge's control: it should say "not
-    extracted". Fewer when a type has no such needle."""
-    lowered = text.casefold()
+    (as whole words, :mod:`suites.minea.names`) in ``text`` (the enriched document), the
+    judge's control: it should say "not extracted". Fewer when a type has no such needle."""
+    text_key = normalise(text)
     by_type: dict[str, list[Needle]] = {}
     for needle in pool:
-        if needle.name.casefold() not in lowered:
+        if not contains_phrase(text_key, name_key(needle.name)):
             by_type.setdefault(needle.type, []).append(needle)
     decoys: list[Needle] = []
     for needle in placed:
@@ -111,6 +117,8 @@ def load_items(
             f"minea.min_share={opts['min_share']}, max_share={opts['max_share']}: "
             "need 0 < min_share <= max_share < 1"
         )
+    if not 0 <= opts["max_control_fp"] <= 1:
+        raise DataError(f"minea.max_control_fp={opts['max_control_fp']}: need 0 <= value <= 1")
     for key in ("iterations", "per_type", "piece_chars", "max_tokens", "context_tokens"):
         if opts[key] < (0 if key == "iterations" else 1):
             raise DataError(f"minea.{key}={opts[key]}: too small")
@@ -138,17 +146,17 @@ def load_items(
             f"{manifest}:{lineno}: file",
         )
         haystack = read_text(path)
-        window = [order[(cursor + i) % len(order)] for i in range(min(len(order), 64))]
-        lowered = haystack.casefold()
-        window = [n for n in window if n.name.casefold() not in lowered]  # needles are new
+        ahead = [order[(cursor + i) % len(order)] for i in range(min(len(order), WINDOW))]
+        window, skipped = select_needles(haystack, ahead)  # new names, distinct keywords
         rng = random.Random(f"infuse/{opts['seed']}/{doc_id}")
         try:
             infusion = infuse(haystack, window, rng, opts["min_share"], opts["max_share"])
         except ValueError as exc:
             raise DataError(f"{path}: {exc}") from None
         placed = {p.needle_id for p in infusion.placements}
-        cursor += 1 + max(i for i, n in enumerate(window) if n.id in placed)
+        cursor += 1 + max(i for i, n in enumerate(ahead) if n.id in placed)
         needles = [n for n in window if n.id in placed]
+        conflicts = check_infusion(haystack, needles)
         decoys = pick_decoys(chosen.needles, needles, rng, infusion.text)
         items.append(
             Item(
@@ -166,6 +174,8 @@ def load_items(
                     "needles": [n.to_json() for n in needles],
                     "placements": [[p.needle_id, p.start, p.end] for p in infusion.placements],
                     "decoys": [n.to_json() for n in decoys],
+                    "needles_skipped": dict(sorted(skipped.items())),
+                    "conflicts": conflicts,
                 },
                 max_tokens=opts["max_tokens"],
             )
@@ -189,6 +199,25 @@ def load_items(
             if opts["encoder"] == "minilm"
             else "mean of LSA cosine and TF-IDF cosine (scikit-learn); no sentence encoder"
         ),
+        "matching": "n and ns compare after one normalisation (NFKC, case folded, punctuation "
+        "as spaces, leading titles and trailing post-nominals of names removed); ns needs the "
+        "name as whole words, so 'India' is not found in 'Indiana'",
+        "needles_dealt": "no two needles of a document share more than one keyword; no needle "
+        "name occurs in its document or another needle's paragraph (meta.needles_skipped, "
+        "meta.conflicts)",
+        "control": (
+            "every document is also extracted without its needles; a criterion that fires "
+            "there is a false positive: the needle does not count as found by it, and a "
+            f"criterion whose control rate for a type exceeds {opts['max_control_fp']} is not "
+            "used for that type's MINEA"
+            if opts["control"]
+            else "off (minea.control=false): every criterion counts, as in the paper"
+        ),
+        "judge": "criterion llm only with a judge other than the model under test "
+        "(--judge-model), unless minea.judge=self; minea/score_no_llm leaves llm out",
+        "score": "minea/score is the mean over documents of each document's MINEA (the "
+        "paper's rule on its needles); the pooled MINEA of the paper (maximum per type over "
+        "all needles) is in the report",
         "relevance": "METEOR without chunk penalty (nltk, gamma=0)"
         if meteor_available()
         else METEOR_MISSING,

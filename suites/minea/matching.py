@@ -1,74 +1,70 @@
-"""Was a needle extracted? The six criteria and the MINEA score (Section 5.2.3, Tables 3-5).
+"""Was a needle extracted? The six criteria of MINEA Section 5.2.3 (Tables 4-5).
 
 Per needle, against the entities extracted from its document:
 
 - ``n``: an entity's name equals the needle's name;
-- ``ns``: the needle's name occurs anywhere in the extracted information;
+- ``ns``: the needle's name occurs in the extracted information, as whole words;
 - ``k0.5``, ``k0.6``, ``k0.7``: one entity has at least that share of the needle's
-  keywords among its own keywords (each keyword matched exactly);
+  keywords among its own keywords (each keyword matched whole);
 - ``llm``: the judge says one of the extracted entities is the needle (prompt after
   Appendix B3, Figure 8).
 
-Comparisons are case-insensitive after collapsing whitespace and stripping surrounding
-quotes and punctuation. MINEA of a type is the maximum over criteria of the share of its
-needles found (Table 5, highlighted values); overall MINEA is the needle-weighted mean of
-the per-type values (Table 3: 0.780 over 695 needles is exactly that weighted mean).
+Names, keywords and the extracted text are compared after one normalisation
+(:mod:`suites.minea.names`: case, punctuation, and for names titles). The per-type and
+overall MINEA score built from these hits is :mod:`suites.minea.scoring`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rapidfuzz import fuzz
 
-from suites.minea.extraction import entity_text
+from suites.minea.extraction import entity_text, entity_values
+from suites.minea.names import contains_phrase, name_key, normalise
 from suites.minea.needles import Needle
 from suites.model import Backend
 
 __all__ = [
     "CRITERIA",
     "KEYWORD_THRESHOLDS",
-    "normalise",
     "match_needle",
     "judge_prompt",
     "JUDGE_GRAMMAR",
     "parse_verdict",
     "judge_needle",
-    "criteria_table",
-    "minea_scores",
 ]
 
 KEYWORD_THRESHOLDS = (0.5, 0.6, 0.7)
 CRITERIA = ("n", "ns", *(f"k{t}" for t in KEYWORD_THRESHOLDS), "llm")
-_SPACE = re.compile(r"\s+")
-_EDGE = " \t\n\"'`.,;:!?()[]{}"
-
-
-def normalise(text: str) -> str:
-    """Casefolded, whitespace collapsed, surrounding quotes and punctuation stripped."""
-    return _SPACE.sub(" ", str(text)).strip(_EDGE).casefold()
 
 
 def match_needle(needle: Needle, entities: Sequence[Mapping[str, Any]]) -> dict[str, int]:
     """The five label-free criteria for one needle (``llm`` is :func:`judge_needle`).
 
+    ``n``: :func:`~suites.minea.names.name_key` of the needle's name equals that of an
+    entity's name; ``ns``: it occurs as whole words in one normalised property value of
+    an entity (each keyword is a value of its own, so two keywords never join into a
+    name); ``k<t>``: for one entity, the share of the needle's distinct
+    normalised keywords among the entity's normalised keywords is at least ``t``.
+
     Returns:
         ``{"n": 0/1, "ns": 0/1, "k0.5": 0/1, "k0.6": 0/1, "k0.7": 0/1}``.
     """
-    name = normalise(needle.name)
-    names = {normalise(e.get("name", "")) for e in entities}
-    everything = normalise(" \n ".join(entity_text(dict(e)) for e in entities))
+    name = name_key(needle.name)
+    names = {name_key(e.get("name", "")) for e in entities}
+    values = [normalise(v) for e in entities for v in entity_values(dict(e))]
     wanted = {normalise(k) for k in needle.keywords} - {""}
     best = 0.0
     for entity in entities:
         have = {normalise(k) for k in entity.get("keywords", []) or []}
         if wanted:
             best = max(best, len(wanted & have) / len(wanted))
-    hits = {"n": int(name in names), "ns": int(bool(name) and name in everything)}
+    found_in_text = any(contains_phrase(value, name) for value in values)
+    hits = {"n": int(bool(name) and name in names), "ns": int(found_in_text)}
     for t in KEYWORD_THRESHOLDS:
         hits[f"k{t}"] = int(best >= t)
     return hits
@@ -143,67 +139,3 @@ def judge_needle(
     verdict = parse_verdict(generation.text)
     facts = {"calls": 1, "answer": generation.text[:80], "prompt_tokens": generation.prompt_tokens}
     return (None if verdict is None else int(verdict)), facts
-
-
-def criteria_table(
-    needles: Iterable[Mapping[str, Any]],
-) -> dict[str, dict[str, dict[str, float | int | None]]]:
-    """Share of needles found, per type and criterion (Table 5).
-
-    Args:
-        needles: ``{"type": ..., "hits": {criterion: 0/1/None}}`` per needle; None (a
-            judge answer that could not be read) is left out of that criterion's share.
-
-    Returns:
-        ``{type: {criterion: {"share": float | None, "n": int}}}`` plus ``"needles"``
-        (the type's needle count) under each type's ``"_count"`` key, types sorted.
-    """
-    values: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
-    counts: dict[str, int] = defaultdict(int)
-    for row in needles:
-        counts[row["type"]] += 1
-        for criterion in CRITERIA:
-            hit = row["hits"].get(criterion)
-            if hit is not None:
-                values[row["type"]][criterion].append(int(hit))
-    table: dict[str, dict[str, Any]] = {}
-    for type_name in sorted(counts):
-        entry: dict[str, Any] = {"_count": counts[type_name]}
-        for criterion in CRITERIA:
-            got = values[type_name][criterion]
-            entry[criterion] = {"share": sum(got) / len(got) if got else None, "n": len(got)}
-        table[type_name] = entry
-    return table
-
-
-def minea_scores(table: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """MINEA per type (maximum over criteria, Table 3/5) and overall (needle-weighted mean).
-
-    ``overall_label_free`` is the same without the ``llm`` criterion: a weak judge that
-    says yes to everything cannot inflate it.
-
-    Returns:
-        ``{"per_type": {type: {"minea", "criterion", "needles"}}, "overall": float | None,
-        "overall_label_free": float | None, "needles": int}``.
-    """
-
-    def best_of(criteria: Sequence[str]) -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = {}
-        for type_name, entry in table.items():
-            shares = [(entry[c]["share"], c) for c in criteria if entry[c]["share"] is not None]
-            if shares:
-                best, criterion = max(shares, key=lambda pair: pair[0])
-                out[type_name] = {"minea": best, "criterion": criterion, "needles": entry["_count"]}
-        return out
-
-    def weighted(per_type: Mapping[str, Mapping[str, Any]]) -> float | None:
-        total = sum(v["needles"] for v in per_type.values())
-        return sum(v["minea"] * v["needles"] for v in per_type.values()) / total if total else None
-
-    per_type = best_of(CRITERIA)
-    return {
-        "per_type": per_type,
-        "overall": weighted(per_type),
-        "overall_label_free": weighted(best_of([c for c in CRITERIA if c != "llm"])),
-        "needles": sum(v["needles"] for v in per_type.values()),
-    }

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from suites.minea.extraction import Extraction, entity_text
-from suites.minea.matching import normalise
+from suites.minea.names import contains_phrase, name_key, normalise
 from suites.minea.schema import Schema
 
 __all__ = [
@@ -58,7 +58,8 @@ QUALITY_METRICS = (
 )
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORDS = re.compile(r"\w+")
-_UNFILLED = {"", "unknown", "n/a", "na", "none", "null", "not specified", "not available", "-"}
+# after normalise(): "n/a" is "n a", "-" and "?" are ""
+_UNFILLED = {"", "unknown", "n a", "na", "none", "null", "not specified", "not available"}
 
 
 def sentences(text: str) -> list[str]:
@@ -174,12 +175,13 @@ def redundancy_avoidance(texts: Sequence[str], threshold: float) -> float | None
 
 
 def bias_avoidance(document: str, entities: Sequence[Mapping[str, Any]]) -> float | None:
-    """J* = |A n B| / |B|: share of distinct extracted names that occur in ``document``."""
-    names = {normalise(e.get("name", "")) for e in entities} - {""}
+    """J* = |A n B| / |B|: share of distinct extracted names (name keys,
+    :mod:`suites.minea.names`) that occur in ``document`` as whole words."""
+    names = {name_key(e.get("name", "")) for e in entities} - {""}
     if not names:
         return None
     text = normalise(document)
-    return sum(name in text for name in names) / len(names)
+    return sum(contains_phrase(text, name) for name in names) / len(names)
 
 
 def _unfilled(value: Any) -> bool:
@@ -251,7 +253,7 @@ def lost_in_the_middle(extraction: Extraction) -> dict[int, float | None]:
     """
     out: dict[int, float | None] = {}
     for piece, again in sorted(extraction.reextracted.items()):
-        before = {normalise(e.get("name", "")) for e in extraction.by_piece(piece)} - {""}
-        names = [normalise(e.get("name", "")) for e in again]
+        before = {name_key(e.get("name", "")) for e in extraction.by_piece(piece)} - {""}
+        names = [name_key(e.get("name", "")) for e in again]
         out[piece] = sum(n in before for n in names) / len(names) if names else None
     return out

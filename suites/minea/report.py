@@ -1,7 +1,8 @@
-"""MINEA report: the type x criterion table (Table 5), MINEA per type and overall (Table 3),
-the quality scores by number of iterations (Table 2) and, when asked for, redundancy by
-piece position (Table 1, lost in the middle). Computed from the run record's items, so
-``extractbench report`` renders the same tables later.
+"""MINEA report: the type x criterion table (Table 5) with the control's false-positive
+rates, MINEA per type and overall (Table 3), the quality scores by number of iterations
+(Table 2) and, when asked for, redundancy by piece position (Table 1, lost in the middle).
+Computed from the run record's items, so ``extractbench report`` renders the same tables
+later. A run whose ``llm`` criterion was decided by the model under test itself is flagged.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from suites.minea.matching import CRITERIA, criteria_table, minea_scores
+from suites.minea.matching import CRITERIA
 from suites.minea.quality import QUALITY_METRICS
+from suites.minea.scoring import MAX_CONTROL_FP, criteria_table, minea_scores
 
 __all__ = ["tables", "summary_lines", "write_artifacts"]
 
@@ -47,13 +49,19 @@ def tables(record: Mapping[str, Any], suite: str = "minea") -> dict[str, Any]:
     """All MINEA tables of a run record.
 
     Returns:
-        ``{"criteria": criteria_table(...), "minea": minea_scores(...),
-        "by_iteration": {k: {metric: (mean over documents, n)}},
+        ``{"criteria": criteria_table(...), "minea": minea_scores(...) (needles pooled over
+        the run: the paper's figure), "max_control_fp": float, "judge": {how: documents},
+        "self_judged": documents, "by_iteration": {k: {metric: (mean over documents, n)}},
         "lost_in_the_middle": {piece: (mean, n)}, "documents": int}``.
     """
     items = _items(record, suite)
     needles = [n for it in items for n in it.get("details", {}).get("needles", [])]
     table = criteria_table(needles)
+    options = record.get("suites", {}).get(suite, {}).get("notes", {}).get("options", {})
+    threshold = float(options.get("max_control_fp", MAX_CONTROL_FP))
+    judges: dict[str, int] = defaultdict(int)
+    for it in items:
+        judges[str(it.get("details", {}).get("judge", "unknown"))] += 1
     by_iteration = _mean_table(it.get("details", {}).get("by_iteration", {}) for it in items)
     lost: dict[str, list[float]] = defaultdict(list)
     for it in items:
@@ -64,7 +72,10 @@ def tables(record: Mapping[str, Any], suite: str = "minea") -> dict[str, Any]:
                 lost[piece].append(value)
     return {
         "criteria": table,
-        "minea": minea_scores(table),
+        "minea": minea_scores(table, threshold),
+        "max_control_fp": threshold,
+        "judge": dict(sorted(judges.items())),
+        "self_judged": sum(bool(it.get("details", {}).get("self_judged")) for it in items),
         "by_iteration": by_iteration,
         "lost_in_the_middle": {
             p: (sum(v) / len(v), len(v)) for p, v in sorted(lost.items(), key=lambda kv: int(kv[0]))
@@ -77,27 +88,56 @@ def _fmt(value: float | None) -> str:
     return "     -" if value is None else f"{value:6.3f}"
 
 
+def _criteria_lines(t: Mapping[str, Any], column: str, best: bool) -> list[str]:
+    """One line per type: ``column`` (``share``, ``control``) per criterion, then MINEA."""
+    lines = []
+    for type_name, entry in t["criteria"].items():
+        per_type = t["minea"]["per_type"].get(type_name, {})
+        cells = []
+        for c in CRITERIA:
+            mark = "*" if c in per_type.get("excluded", ()) else " "
+            cells.append(f" {_fmt(entry[c][column])}{mark}")
+        tail = f"  {_fmt(per_type.get('minea'))}" if best else " " * 8
+        lines.append(f"  {type_name:<17}{''.join(cells)}{tail} {entry['_count']:>8}")
+    return lines
+
+
 def summary_lines(record: Mapping[str, Any], suite: str) -> list[str]:
-    """Table 5 with the MINEA column (Table 3) and Table 2, as terminal lines."""
+    """The self-judged warning, Table 5 with the MINEA column (Table 3), the control's
+    false-positive rates and Table 2, as terminal lines."""
     t = tables(record, suite)
     if not t["criteria"]:
         return []
     minea = t["minea"]
-    head = "".join(f"{c:>7}" for c in CRITERIA)
-    lines = [
-        f"minea: needles found per type and criterion (paper Tables 3 and 5), "
-        f"{t['documents']} documents, {minea['needles']} needles:",
-        f"  {'type':<17}{head}  {'MINEA':>6}  needles",
+    head = "".join(f" {c:>6} " for c in CRITERIA)  # each cell: " 0.123*"
+    lines = []
+    if t["self_judged"]:
+        lines.append(
+            f"minea: warning: SELF-JUDGED: the model under test decided the llm criterion on "
+            f"{t['self_judged']} of {t['documents']} documents (minea.judge=self without "
+            "--judge-model); it can lift its own score: gate on minea/score_no_llm"
+        )
+    has_control = any(e[c]["control"] is not None for e in t["criteria"].values() for c in CRITERIA)
+    lines += [
+        f"minea: hit rate per type and criterion (paper Table 5) and MINEA per type (Table 3), "
+        f"{t['documents']} documents, {minea['needles']} needles, judge: "
+        + ", ".join(f"{k} ({v})" for k, v in t["judge"].items())
+        + ":",
+        f"  {'type':<17}{head}{'MINEA':>8} {'needles':>8}",
+        *_criteria_lines(t, "share", best=True),
+        f"  {'overall MINEA':<17}{'':>{8 * len(CRITERIA)}}  {_fmt(minea['overall'])}"
+        "  (needles pooled over documents, as the paper)",
+        f"  {'without llm':<17}{'':>{8 * len(CRITERIA)}}  {_fmt(minea['overall_no_llm'])}"
+        "  (criteria n, ns, k only)",
     ]
-    for type_name, entry in t["criteria"].items():
-        row = "".join(f" {_fmt(entry[c]['share'])}" for c in CRITERIA)
-        best = minea["per_type"].get(type_name, {}).get("minea")
-        lines.append(f"  {type_name:<17}{row}  {_fmt(best)}  {entry['_count']:>7}")
-    lines.append(f"  {'overall MINEA':<17}{'':>{7 * len(CRITERIA)}}  {_fmt(minea['overall'])}")
-    lines.append(
-        f"  {'without llm':<17}{'':>{7 * len(CRITERIA)}}  {_fmt(minea['overall_label_free'])}"
-        "  (criteria n, ns, k only)"
-    )
+    if has_control:
+        lines += [
+            "minea: control false-positive rate (the criterion fires on the document without "
+            f"needles); * = above minea.max_control_fp={t['max_control_fp']}, not used for the "
+            "type; a needle the control also hits does not count as found:",
+            f"  {'type':<17}{head}{'':>8} {'needles':>8}",
+            *_criteria_lines(t, "control", best=False),
+        ]
     fp = record.get("aggregates", {}).get(f"{suite}/llm_false_positive")
     if fp and fp["mean"] > FALSE_POSITIVE_WARNING:
         lines.append(
@@ -153,10 +193,11 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
         for j in range(len(columns)):
             if not np.isnan(grid[i, j]):
                 ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8)
-    overall, label_free = t["minea"]["overall"], t["minea"]["overall_label_free"]
+    overall, label_free = t["minea"]["overall"], t["minea"]["overall_no_llm"]
     ax.set_title(
         f"MINEA: share of needles found per type and criterion\n"
-        f"{record.get('model', {}).get('name', '')}, {t['minea']['needles']} needles: overall "
+        f"{record.get('model', {}).get('name', '')}{' (SELF-JUDGED)' if t['self_judged'] else ''}, "
+        f"{t['minea']['needles']} needles: overall "
         f"MINEA {'-' if overall is None else f'{overall:.3f}'}, without llm "
         f"{'-' if label_free is None else f'{label_free:.3f}'}",
         fontsize=10,

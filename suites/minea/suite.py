@@ -10,12 +10,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from suites.item import Item
+from suites.item import DataError, Item
+from suites.model import Backend
 from suites.protocol import ItemResult, Models, OptionAdder, Suite, lazy
 
-__all__ = ["MineaOptions", "SUITE"]
+__all__ = ["MineaOptions", "SUITE", "judge_for"]
 
 
 @dataclass(frozen=True)
@@ -33,8 +34,15 @@ class MineaOptions:
         piece_chars: piece size in characters.
         max_tokens: generation budget per extraction call.
         context_tokens: the window the extraction thread must fit.
-        judge: criterion ``llm`` (and the judge's false-positive rate on decoy needles).
+        judge: criterion ``llm`` (and the judge's false-positive rate on decoy needles):
+            ``auto`` computes it only with a judge other than the model under test
+            (``--judge-model``); ``self`` also lets the model judge its own extraction
+            (the run is then marked self-judged); ``off`` never computes it.
         judge_candidates: extracted entities shown to the judge per needle.
+        control: also extract every document without its needles (Section 5.2.2); a
+            criterion that fires there is that criterion's false positive.
+        max_control_fp: a criterion whose control false-positive rate for a type is above
+            this is not used for that type's MINEA.
         lost_in_the_middle: re-extract every piece at the end (Section 4.2).
         encoder: semantic similarity: ``minilm`` (the ``minilm`` extra), ``tfidf``, or
             ``auto`` (minilm when installed).
@@ -50,10 +58,23 @@ class MineaOptions:
     piece_chars: int = 4000
     max_tokens: int = 384
     context_tokens: int = 4096
-    judge: bool = True
+    judge: Literal["auto", "self", "off"] = "auto"
     judge_candidates: int = 10
     lost_in_the_middle: bool = False
     encoder: str = "auto"
+    control: bool = True
+    max_control_fp: float = 0.05
+
+
+def judge_for(choice: str, models: Models) -> tuple[Backend | None, str]:
+    """The judge of criterion ``llm`` under ``minea.judge=choice`` and how it was chosen:
+    ``separate`` (``--judge-model``), ``self`` (the model under test judges itself: the
+    fixture passes the model itself as the judge when no ``--judge-model`` is given) or
+    ``none`` (criterion ``llm`` not computed)."""
+    self_judged = models.judge is models.model
+    if choice == "off" or (choice == "auto" and self_judged):
+        return None, "none"
+    return models.judge, "self" if self_judged else "separate"
 
 
 @lru_cache(maxsize=4)
@@ -64,18 +85,36 @@ def _schema(path: str | None) -> Any:
 
 
 def run(item: Item, models: Models, options: MineaOptions) -> ItemResult:
-    """Extract the enriched document and score every criterion (see
-    :func:`suites.minea.document.evaluate_document`)."""
+    """Extract the enriched document (and, with ``control``, the document without its
+    needles) and score every criterion (see
+    :func:`suites.minea.document.evaluate_document`).
+
+    Raises:
+        DataError: the item's needles conflict (shared keywords, a name found elsewhere
+            in the document: ``meta["conflicts"]``); the item fails.
+        ModelError: from the backend.
+    """
     from suites.minea.document import evaluate_document
     from suites.minea.encoder import resolve_encoder
 
+    conflicts = item.meta.get("conflicts", {})
+    if any(conflicts.values()):
+        raise DataError(
+            f"{item.id}: needles that cannot be told apart: "
+            f"{conflicts.get('shared_keyword_pairs', 0)} pair(s) share more than one keyword, "
+            f"{conflicts.get('name_collisions', 0)} name(s) occur elsewhere in the document "
+            "(a needle set with distinct keywords and new names fixes it)"
+        )
     settings = asdict(options) | {"encoder": resolve_encoder(options.encoder)}
-    judge = models.judge if options.judge else None
+    judge, how = judge_for(options.judge, models)
     result = evaluate_document(item, models.model, judge, _schema(options.schema), settings)
     details = {
         "needles": result.needles,
         "by_iteration": {str(k): v for k, v in result.by_iteration.items()},
         "extraction": result.facts,
+        "judge": how,
+        "self_judged": how == "self",
+        "control": options.control,
     }
     return ItemResult(dict(result.scores), result.generation, details)
 
@@ -85,7 +124,10 @@ def metrics() -> tuple[str, ...]:
     from suites.minea.matching import CRITERIA
     from suites.minea.quality import QUALITY_METRICS
 
-    return (*CRITERIA, *QUALITY_METRICS, "llm_false_positive", "parse_failures", "entities")
+    return (
+        "score", "score_no_llm", *CRITERIA, *(f"control_{c}" for c in CRITERIA),
+        *QUALITY_METRICS, "llm_false_positive", "parse_failures", "entities",
+    )  # fmt: skip
 
 
 def add_options(group: OptionAdder) -> None:

@@ -26,7 +26,7 @@ from suites.files import read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.options import parse_options
 from suites.strucbench import render
-from suites.strucbench.bertscore import bertscore_note
+from suites.strucbench.bertscore import bertscore_note, resolve_encoder
 from suites.strucbench.hscore import CORRECTIONS
 from suites.strucbench.prompts import build_prompt
 from suites.strucbench.suite import StrucbenchOptions
@@ -215,9 +215,11 @@ def load_items(
 
     Raises:
         DataMissing: the E2E or SciGen files are absent.
-        DataError: a malformed data row, or a gold table its own parser rejects.
+        DataError: a malformed data row, a gold table its own parser rejects, or a
+            BERTScore encoder asked for and missing (``strucbench.bertscore``).
     """
     opts = asdict(parse_options("strucbench", StrucbenchOptions, options))
+    encoder = resolve_encoder(opts["bertscore"], opts["bertscore_layer"])  # fails early
     files = [data_dir / E2E_FILE, *(data_dir / f for f in SCIGEN_FILES)]
     for path in files:
         if not path.is_file():
@@ -249,7 +251,7 @@ def load_items(
         f"capped at {MAX_TOKENS_CAP} tokens, for CPU runs",
         "options": opts,
         "hscore": _hscore_note(opts["hscore"]),
-        "bertscore": bertscore_note(),
+        "bertscore": bertscore_note(encoder, opts["bertscore"]),
         "items_per_format": {f: sum(1 for it in items if it.meta["format"] == f) for f in FORMATS},
         "tables_rejected": value["rejected"],
     }

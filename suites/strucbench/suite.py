@@ -27,18 +27,29 @@ class StrucbenchOptions:
         pscore: judge each item (P-Score: two judge calls per item).
         max_cells: leave out gold tables with more cells (CPU generation budget).
         hscore: which H-Score: ``reference`` (the paper's scripts), ``corrected``, ``both``.
+        bertscore: BERTScore's encoder: ``auto`` (the ``minilm`` extra's all-MiniLM-L6-v2
+            when installed, else not computed), ``minilm`` (required), a local model
+            folder (required) or ``off`` (:mod:`suites.strucbench.bertscore`).
+        bertscore_layer: the encoder layer BERTScore compares (default: its last).
     """
 
     pscore: bool = True
     max_cells: int = 60
     hscore: HScoreMode = "reference"
+    bertscore: str = "auto"
+    bertscore_layer: int | None = None
 
 
 def run(item: Item, models: Models, options: StrucbenchOptions) -> ItemResult:
     """Generate the table; score H-Score (``options.hscore``), SacreBLEU, ROUGE-L,
-    BERTScore (with the ``minilm`` extra), the error counts, and with ``options.pscore``
-    the P-Score from two judge calls (prediction vs gold, gold vs prediction)."""
-    from suites.strucbench.bertscore import bertscore_available, bertscore_f1
+    BERTScore (``options.bertscore``), the error counts, and with ``options.pscore``
+    the P-Score from two judge calls (prediction vs gold, gold vs prediction).
+
+    Raises:
+        DataError: BERTScore asked for with an encoder that is missing.
+        ModelError: from the backend.
+    """
+    from suites.strucbench.bertscore import bertscore_f1, resolve_encoder
     from suites.strucbench.metrics import table_metrics
     from suites.strucbench.pscore import JUDGE_GRAMMAR, combine, judge_prompt, parse_judgment
 
@@ -48,8 +59,9 @@ def run(item: Item, models: Models, options: StrucbenchOptions) -> ItemResult:
     metrics = table_metrics(fmt, prediction, item.reference, options.hscore)
     result = ItemResult({f"{fmt}/{name}": value for name, value in metrics.scores.items()})
     result.generation = generation
-    if bertscore_available():
-        result.scores[f"{fmt}/bertscore"] = bertscore_f1(prediction, item.reference)
+    encoder = resolve_encoder(options.bertscore, options.bertscore_layer)
+    if encoder is not None:
+        result.scores[f"{fmt}/bertscore"] = bertscore_f1(prediction, item.reference, encoder)
     result.details["error_counts"] = metrics.error_counts
     result.details["parse_error"] = metrics.parse_error
     if metrics.hscore_components:

@@ -17,10 +17,18 @@ from typing import Any
 
 import numpy as np
 
+from suites.tableqa import article
 from suites.tableqa.items import LOOKUP_SUBSETS
 from suites.tableqa.metrics import MATCH_METRICS
 
-__all__ = ["results_table", "heatmap_w_r", "heatmap_w_d", "summary_lines", "write_artifacts"]
+__all__ = [
+    "results_table",
+    "article_comparison",
+    "heatmap_w_r",
+    "heatmap_w_d",
+    "summary_lines",
+    "write_artifacts",
+]
 
 MAX_WIDTH, MAX_ROW = 16, 64
 
@@ -52,6 +60,43 @@ def results_table(
     }
     avg = sum(x["accuracy_pct"] for x in subsets.values()) / len(subsets) if subsets else None
     return {"metric": metric, "subsets": subsets, "average_pct": avg}
+
+
+def article_comparison(table: Mapping[str, Any], model: str) -> dict[str, Any]:
+    """This run's results table beside the article's per-model figures.
+
+    Args:
+        table: :func:`results_table`'s result.
+        model: this run's model name.
+
+    Returns:
+        ``{"source", "subsets", "definition", "rows": [{"model", "per_subset": {subset:
+        %}, "avg_article": % or None, "avg_without_gost": %, "source"}]}``: the article's
+        eight models (``avg_article`` its printed "Avg" over seven subsets, gosts
+        included) and this run (``avg_article`` None: no gost here); ``avg_without_gost``
+        is the unweighted mean over wiki and syn1-syn5 for every row, over the subsets
+        this run has.
+    """
+    ours = {s: v["accuracy_pct"] for s, v in table["subsets"].items()}
+    rows = []
+    for name, (_, printed) in article.RESULTS.items():
+        values = article.per_subset(name)
+        shared = {s: values[s] for s in ours} or {s: v for s, v in values.items() if s != "gosts"}
+        rows.append({"model": name, "per_subset": values, "avg_article": printed,
+                     "avg_without_gost": article.average(shared), "source": "article"})  # fmt: skip
+    if ours:
+        rows.append({"model": model, "per_subset": ours, "avg_article": None,
+                     "avg_without_gost": article.average(ours), "source": "this run"})  # fmt: skip
+    return {
+        "source": article.SOURCE,
+        "subsets": list(article.SUBSETS),
+        "metric": table.get("metric", "exact_match"),
+        "definition": "avg_article: the article's Avg, the unweighted mean of its 7 subsets "
+        "(wiki, gosts, syn1-syn5); avg_without_gost: the unweighted mean over the subsets this "
+        "run has (wiki, syn1-syn5 at their default caps), the article's values recomputed "
+        "over the same subsets",
+        "rows": rows,
+    }
 
 
 def heatmap_w_r(
@@ -187,6 +232,12 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
                 "n": n_d.astype(int).tolist(),
             },
         }
+    table = results_table(items, metric)
+    if table["subsets"]:
+        path = folder / f"{stem}-tableqa-article.json"
+        comparison = article_comparison(table, record.get("model", {}).get("name", "this run"))
+        path.write_text(json.dumps(comparison, indent=1), encoding="utf-8")
+        written.append(path)
     if matrices:
         path = folder / f"{stem}-tableqa-heatmaps.json"
         path.write_text(
@@ -197,7 +248,8 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
 
 
 def summary_lines(record: Mapping[str, Any], suite: str) -> list[str]:
-    """The article's results table (exact match, %) for the terminal."""
+    """The article's results table (exact match, %) for the terminal, with the article's
+    own figures over the same subsets beside it."""
     metric = headline_metric(record, suite)
     table = results_table(record["items"], metric)
     if not table["subsets"]:
@@ -206,9 +258,15 @@ def summary_lines(record: Mapping[str, Any], suite: str) -> list[str]:
     header = "  ".join(f"{s:>6}" for s in [*names, "avg"])
     values = "  ".join(f"{table['subsets'][s]['accuracy_pct']:6.1f}" for s in names)
     counts = "  ".join(f"{table['subsets'][s]['n']:6d}" for s in names)
-    return [
-        f"tableqa results ({metric} %, as the article's table; gost not available):",
+    comparison = article_comparison(table, "this run")
+    lines = [
+        f"tableqa results ({metric} %, as the article's table; gost not available; avg = "
+        f"unweighted mean over the {len(names)} subsets shown, not the article's 7-subset Avg):",
         f"  subset {header}",
         f"  acc %  {values}  {table['average_pct']:6.1f}",
         f"  n      {counts}",
+        "  the article over the same subsets (avg), "
+        + ", ".join(f"{r['model']} {r['avg_without_gost']:.1f}" for r in comparison["rows"][:-1])
+        + f" ({len(comparison['rows']) - 1} models; per subset in <run-id>-tableqa-article.json)",
     ]
+    return lines
