@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from suites.datasets import derive
+from suites.datasets.cache import data_cache_dir, data_cache_root
 from suites.datasets.manifest import FileEntry, Manifest
 from suites.files import atomic_write, fsync_folder
 from suites.locks import OutputBusy, PathLock
@@ -38,30 +39,12 @@ __all__ = [
 ]
 
 MIRROR_ENV = "EXTRACTBENCH_DATA_MIRROR"
-CACHE_ENV = "EXTRACTBENCH_DATA_CACHE"
 OFFLINE_ENV = "EXTRACTBENCH_OFFLINE"
 STAGING = ".partial"  # DEST/.partial/: downloads and builds before they take their place
 
 
 class FetchError(Exception):
     """A file could not be downloaded or did not verify; the message names it and why."""
-
-
-def data_cache_root() -> Path:
-    """``<user cache>/extractbench/data`` (platformdirs), or ``$EXTRACTBENCH_DATA_CACHE``:
-    the folder of every manifest version's data (and of the digest memo)."""
-    import platformdirs
-
-    root = os.environ.get(CACHE_ENV)
-    return (
-        Path(root).expanduser() if root else platformdirs.user_cache_path("extractbench") / "data"
-    )
-
-
-def data_cache_dir(manifest: Manifest) -> Path:
-    """``<user cache>/extractbench/data/<manifest version>`` (platformdirs), or
-    ``$EXTRACTBENCH_DATA_CACHE/<manifest version>``."""
-    return data_cache_root() / manifest.version
 
 
 def _url(entry: FileEntry, mirror: str | None) -> str:

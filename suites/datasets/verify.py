@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from suites.datasets.fetch import data_cache_dir, data_cache_root
+from suites.datasets.cache import data_cache_dir, data_cache_root
 from suites.datasets.manifest import Manifest, load_manifest
 from suites.files import sha256_of
 from suites.item import DataError, DataMissing

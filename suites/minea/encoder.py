@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from suites.minea.quality import sentences
+from suites.minea.sentences import sentences
 
 __all__ = ["ENCODERS", "MINILM", "resolve_encoder", "load_encoder", "embed_document"]
 
@@ -62,7 +62,7 @@ def load_encoder() -> Any:
 
 
 def windows(text: str, size: int = _WINDOW_CHARS) -> list[str]:
-    """The :func:`~suites.minea.quality.sentences` of ``text`` packed into windows of at
+    """The :func:`~suites.minea.sentences.sentences` of ``text`` packed into windows of at
     most about ``size`` characters (a longer sentence is its own window; the encoder
     truncates it)."""
     out: list[str] = []

@@ -31,6 +31,7 @@ import numpy as np
 from suites.minea.extraction import Extraction, entity_text
 from suites.minea.names import contains_phrase, name_key, normalise
 from suites.minea.schema import Schema
+from suites.minea.sentences import sentences
 
 __all__ = [
     "QUALITY_METRICS",
@@ -56,16 +57,9 @@ QUALITY_METRICS = (
     "bias_avoidance",
     "incompleteness",
 )
-_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 _WORDS = re.compile(r"\w+")
 # after normalise(): "n/a" is "n a", "-" and "?" are ""
 _UNFILLED = {"", "unknown", "n a", "na", "none", "null", "not specified", "not available"}
-
-
-def sentences(text: str) -> list[str]:
-    """``text`` split after ``.``, ``!``, ``?`` and at line breaks; pieces without a word
-    are dropped."""
-    return [s for s in (p.strip() for p in _SENTENCES.split(text)) if _WORDS.search(s)]
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> float:

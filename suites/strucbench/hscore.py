@@ -23,11 +23,15 @@ the same list.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from suites.strucbench.similarity import difflib_similarity, levenshtein_similarity
 from suites.strucbench.tables import PARSERS, ParsedTable, TableParseError
 
-__all__ = ["CORRECTIONS", "HScore", "MAXIMA", "hscore", "hscore_tables"]
+__all__ = ["CORRECTIONS", "HScore", "HScoreMode", "MAXIMA", "hscore", "hscore_tables"]
+
+# which H-Score a run records: the Struc-Bench scripts' values, the corrected ones, or both
+HScoreMode = Literal["reference", "corrected", "both"]
 
 MAXIMA = {"raw": (2.0, 4.0), "html": (2.0, 3.0), "latex": (3.0, 4.0)}  # (content, structure)
 

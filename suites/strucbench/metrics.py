@@ -6,9 +6,8 @@ import typing
 from dataclasses import dataclass, field
 
 from suites.strucbench.errors import ERROR_TYPES, count_errors
-from suites.strucbench.hscore import MAXIMA, hscore
+from suites.strucbench.hscore import MAXIMA, HScoreMode, hscore
 from suites.strucbench.hscore_reference import reference_hscore
-from suites.strucbench.suite import HScoreMode
 from suites.strucbench.tables import PARSERS, TableParseError
 from suites.text_metrics import rouge_l
 

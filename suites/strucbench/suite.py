@@ -6,16 +6,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 from suites.item import Item
 from suites.protocol import ItemResult, Models, Suite, generate, lazy
+from suites.strucbench.hscore import HScoreMode
 
 __all__ = ["HScoreMode", "StrucbenchOptions", "SUITE", "JUDGE_MAX_TOKENS"]
 
 # reference: the Struc-Bench scripts' H-Score (default); corrected: with
 # suites.strucbench.hscore.CORRECTIONS; both: both, the corrected ones named *_corrected
-HScoreMode = Literal["reference", "corrected", "both"]
 JUDGE_MAX_TOKENS = 256
 
 
