@@ -96,6 +96,8 @@ def _model_options(config: pytest.Config, replay: bool) -> ModelOptions:
     try:
         return ModelOptions(
             backend=get("backend"), model=get("model"), judge_model=get("judge_model"),
+            judge_backend=get("judge_backend"),
+            judge_base_urls=tuple(dict.fromkeys(get("judge_base_url") or ())),
             seed=get("seed"), threads=get("threads"), base_urls=tuple(dict.fromkeys(get("base_url") or ())),
             model_name=get("model_name"), chat=get("chat"), request_timeout=get("request_timeout"),
             max_retries=get("max_retries"), max_failures=get("max_failures"),

@@ -44,9 +44,26 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
     )
     group.addoption(
         "--judge-model",
-        metavar="PATH",
+        metavar="PATH|NAME",
         default=None,
-        help="GGUF model of the judge (Struc-Bench P-Score); default: the model under test.",
+        help="the judge (Struc-Bench P-Score, MINEA's llm criterion): a GGUF file or a "
+        "transformers folder, or with --judge-backend openai the served model's name. "
+        "Default: none; Struc-Bench's P-Score is then judged by the model under test (the "
+        "record says self_judged) and MINEA computes no llm criterion.",
+    )
+    group.addoption(
+        "--judge-backend",
+        default=None,
+        choices=tuple(backends) or None,
+        help="backend of the judge (default: llama-cpp, or fake with --backend fake): any "
+        "registered backend, like --backend.",
+    )
+    group.addoption(
+        "--judge-base-url",
+        metavar="URL",
+        action="append",
+        default=None,
+        help="--judge-backend openai: the judge's OpenAI-compatible server (repeatable).",
     )
     group.addoption(
         "--seed", type=int, default=0, help="generation seed (decoding is greedy; default 0)."

@@ -68,6 +68,7 @@ def run(item: Item, models: Models, options: StrucbenchOptions) -> ItemResult:
     if metrics.hscore_unscorable:
         result.details["hscore_unscorable"] = metrics.hscore_unscorable
     if options.pscore:
+        result.details["self_judged"] = models.judge is models.model  # no --judge-model
         judgments = [
             parse_judgment(
                 models.judge.generate(
