@@ -74,8 +74,12 @@ def match_needle(needle: Needle, entities: Sequence[Mapping[str, Any]]) -> dict[
     return hits
 
 
-JUDGE_TEMPLATE = """You check an information extraction. Below is an entity (the "needle") that was hidden in a document, and entities that were extracted from that document.
-Decide whether the needle was extracted: one of the extracted entities describes the same entity as the needle. Its name may be shortened or slightly different and its type may be misclassified, but it must be the same entity.
+# the judge's instruction: its system-role text in chat mode (the prompt begins with it)
+JUDGE_INSTRUCTION = """You check an information extraction. Below is an entity (the "needle") that was hidden in a document, and entities that were extracted from that document.
+Decide whether the needle was extracted: one of the extracted entities describes the same entity as the needle. Its name may be shortened or slightly different and its type may be misclassified, but it must be the same entity."""
+JUDGE_TEMPLATE = (
+    JUDGE_INSTRUCTION
+    + """
 
 Needle:
 {needle}
@@ -85,6 +89,7 @@ Extracted entities:
 
 Answer with the JSON object {{"extracted": true}} or {{"extracted": false}}.
 Answer: """
+)
 
 JUDGE_GRAMMAR = r"""root ::= "{\"extracted\": " ("true" | "false") "}"
 """
@@ -138,8 +143,9 @@ def judge_needle(
         :candidates
     ]
     generation = judge.generate(
-        judge_prompt(needle, ranked), max_tokens=max_tokens, grammar=JUDGE_GRAMMAR
-    )
+        judge_prompt(needle, ranked), max_tokens=max_tokens, grammar=JUDGE_GRAMMAR,
+        system=JUDGE_INSTRUCTION,
+    )  # fmt: skip
     verdict = parse_verdict(generation.text)
     facts = {"calls": 1, "answer": generation.text[:80], "prompt_tokens": generation.prompt_tokens}
     return (None if verdict is None else int(verdict)), facts
