@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from suites.answers import first_content_stop
 from suites.item import Item, SuiteData
-from suites.model import Backend, Generation
+from suites.model import Backend, Generation, ask
 from suites.options import NoOptions, parse_options
 
 __all__ = ["Suite", "Models", "ItemResult", "CommandTools", "generate", "lazy"]
@@ -87,10 +87,10 @@ def generate(item: Item, model: Backend) -> Generation:
         ModelError: from the backend.
     """
     request = item.request()
-    extra = {"system": request.system} if request.system is not None else {}
-    generation = model.generate(
-        request.prompt, max_tokens=request.max_tokens, stop=request.stop, **extra
-    )
+    generation = ask(
+        model, request.prompt, max_tokens=request.max_tokens, stop=request.stop,
+        system=request.system,
+    )  # fmt: skip
     if not item.stop_after_content:
         return generation
     return dataclasses.replace(generation, text=first_content_stop(generation.text, item.stop))

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from suites.minea.schema import Schema
-from suites.model import Backend, ModelError
+from suites.model import Backend, ModelError, ask
 
 __all__ = [
     "ENTITY_GRAMMAR",
@@ -270,8 +270,8 @@ def extract_document(
                 f"context window of {window} tokens with {max_tokens} to generate; lower "
                 "minea.piece_chars or minea.max_tokens"
             )
-        generation = model.generate(
-            prompt, max_tokens=max_tokens, grammar=ENTITY_GRAMMAR, system=system
+        generation = ask(
+            model, prompt, max_tokens=max_tokens, grammar=ENTITY_GRAMMAR, system=system
         )
         entities, parsed = parse_entities(generation.text)
         log = CallLog(

@@ -27,7 +27,7 @@ from rapidfuzz import fuzz
 
 from suites.minea.extraction import entity_text
 from suites.minea.needles import Needle
-from suites.model import Backend
+from suites.model import Backend, ask
 
 __all__ = [
     "CRITERIA",
@@ -142,8 +142,8 @@ def judge_needle(
     ranked = sorted(entities, key=lambda e: -fuzz.token_set_ratio(probe, entity_text(dict(e))))[
         :candidates
     ]
-    generation = judge.generate(
-        judge_prompt(needle, ranked), max_tokens=max_tokens, grammar=JUDGE_GRAMMAR,
+    generation = ask(
+        judge, judge_prompt(needle, ranked), max_tokens=max_tokens, grammar=JUDGE_GRAMMAR,
         system=JUDGE_INSTRUCTION,
     )  # fmt: skip
     verdict = parse_verdict(generation.text)
