@@ -82,10 +82,10 @@ def test_an_unknown_chat_mode_is_a_usage_error(toy):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_server_with_a_template_gets_messages_and_scores_like_completion(chat_toy, mode):
+def test_a_server_with_a_template_gets_messages_and_answers_like_completion(chat_toy, mode):
     """auto: llama-server reports a chat template, so each call goes as messages (the
     suite's system text, the rest of its prompt as the user message); the answers, after
-    the parsing rules, score as the fake model's completions do."""
+    the parsing rules, are right where the fake model's completions are."""
     _, local = run(chat_toy, mode, "--no-cache")
     server = FakeOpenAIServer(flavour="llama-server").start()
     try:
@@ -93,7 +93,10 @@ def test_a_server_with_a_template_gets_messages_and_scores_like_completion(chat_
     finally:
         server.stop()
     assert result.ret == 0, result.stdout.str()
-    assert record["aggregates"] == local["aggregates"]
+    accuracy = record["aggregates"]["toy/accuracy"]
+    assert accuracy == local["aggregates"]["toy/accuracy"]
+    # the answers lost their leading space (toy/length: characters of the answer)
+    assert record["aggregates"]["toy/length"]["mean"] < local["aggregates"]["toy/length"]["mean"]
     assert local["model"]["chat"]["enabled"] is False
     chat = record["model"]["chat"]
     assert chat["enabled"] and chat["reason"] == "auto: llama-server GET /props"
