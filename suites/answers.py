@@ -17,6 +17,11 @@ Rules (``RULES``):
   is``, ``Final answer:``, or the item's own cue (FDA: ``applicant:``), case-insensitive,
   with a colon or ``is``.
 - ``whitespace``: leading and trailing whitespace is removed.
+
+In chat mode the stop strings of the call apply after ``think`` and ``fence`` and only
+after the answer's first non-space character (:func:`finish_chat_answer`): the engine gets
+the stop strings that are not whitespace only (:func:`engine_stops`), the rest cut here, so
+a reasoning block or a fence that opens with a newline is not cut to nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +30,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["RULES", "ParsedAnswer", "parse_answer", "first_content_stop"]
+__all__ = [
+    "RULES", "ParsedAnswer", "parse_answer", "first_content_stop", "finish_chat_answer",
+    "engine_stops", "prompt_cues",
+]  # fmt: skip
 
 RULES = ("think", "fence", "cue", "whitespace")
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.S | re.I)
@@ -53,7 +61,7 @@ def _strip_cue(text: str, cues: Sequence[str]) -> str:
         if not cue:
             continue
         end = r"\s*:" if colon else r"\s*:?"
-        pattern = rf"^\s*(?:\*\*)?{re.escape(cue)}\b{end}(?:\*\*)?\s*"
+        pattern = rf"^\s*(?:\*\*)?{re.escape(cue)}(?!\w){end}(?:\*\*)?\s*"
         stripped = re.sub(pattern, "", text, count=1, flags=re.I)
         if stripped != text:
             return stripped
@@ -71,7 +79,11 @@ def parse_answer(text: str, cues: Sequence[str] = ()) -> ParsedAnswer:
     Returns:
         The :class:`ParsedAnswer` (``rules`` empty when nothing changed).
     """
-    rules: list[str] = []
+    return finish_chat_answer(text, (), cues)
+
+
+def _unwrap(text: str, rules: list[str]) -> str:
+    """The ``think`` and ``fence`` rules."""
     out = text
     if "<think>" in out.lower():
         out = _THINK.sub("", out)
@@ -80,6 +92,24 @@ def parse_answer(text: str, cues: Sequence[str] = ()) -> ParsedAnswer:
     if fence:
         out = fence.group(1)
         rules.append("fence")
+    return out
+
+
+def finish_chat_answer(text: str, stop: Sequence[str], cues: Sequence[str] = ()) -> ParsedAnswer:
+    """A chat model's raw answer as it is scored: ``think`` and ``fence``, then the stop
+    strings after the first non-space character (:func:`first_content_stop`), then
+    ``cue`` and ``whitespace``.
+
+    Args:
+        text: the generation, made with :func:`engine_stops` of ``stop`` only.
+        stop: the call's stop strings.
+        cues: the item's own cue words (:func:`prompt_cues`).
+
+    Returns:
+        The :class:`ParsedAnswer` (``rules``: the rules that changed it).
+    """
+    rules: list[str] = []
+    out = first_content_stop(_unwrap(text, rules), stop)
     stripped = _strip_cue(out, cues)
     if stripped != out:
         out = stripped
@@ -107,3 +137,17 @@ def first_content_stop(text: str, stop: Sequence[str]) -> str:
             if at != -1:
                 cut = min(cut, at)
     return text[:cut]
+
+
+def engine_stops(stop: Sequence[str]) -> tuple[str, ...]:
+    """The stop strings an engine gets when the whitespace-only ones (``"\\n"``) apply
+    only after the answer's first non-space character: those with a non-space character."""
+    return tuple(s for s in stop if s.strip())
+
+
+def prompt_cues(prompt: str) -> tuple[str, ...]:
+    """The cue a prompt ends with, which a chat model may restate: its last line when that
+    ends with a colon and is short (FDA's ``applicant:``, MINEA's ``Entities (JSON
+    array):``); none otherwise."""
+    last = prompt.rstrip().rpartition("\n")[2].strip()
+    return (last,) if last.endswith(":") and len(last) <= 80 else ()

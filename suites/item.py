@@ -7,6 +7,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from suites.answers import engine_stops
+from suites.model import Request
+
 __all__ = ["Item", "LazyText", "SuiteData", "DataError", "DataMissing"]
 
 
@@ -74,6 +77,15 @@ class Item:
         meta: JSON-safe attributes (breakdown keys such as ``key``, ``doc_id``).
         max_tokens: generation budget in the model's tokens.
         stop: stop sequences (excluded from the generation).
+        system: the paper's system-role text (Table QA's system prompt, Struc-Bench's
+            instruction), which is also the beginning of the prompt: a completion model
+            reads it there, a chat model gets it as the system message and the rest of
+            the prompt as the user message (:func:`suites.model.user_message`). ``""``:
+            none (FDA: the whole prompt is the user message).
+        stop_after_content: the whitespace-only stop sequences (``"\n"``) apply only after
+            the answer's first non-space character (:func:`suites.answers.first_content_stop`):
+            for a prompt that ends without a cue, to which a model may answer with a
+            newline first (Table QA's article-exact prompt, ``answer_cue=""``).
     """
 
     id: str
@@ -84,6 +96,9 @@ class Item:
     meta: Mapping[str, Any] = field(default_factory=dict)
     max_tokens: int = 256
     stop: tuple[str, ...] = ()
+    # chat and instruct models (issue 29)
+    system: str = ""
+    stop_after_content: bool = False
 
     @property
     def suite(self) -> str:
@@ -95,13 +110,24 @@ class Item:
         return {
             "id": self.id, "group": self.group, "prefix": str(self.prefix), "suffix": self.suffix,
             "reference": self.reference, "meta": dict(self.meta), "max_tokens": self.max_tokens,
-            "stop": list(self.stop),
+            "stop": list(self.stop), "system": self.system,
+            "stop_after_content": self.stop_after_content,
         }  # fmt: skip
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Item:
         """The inverse of :meth:`to_json`."""
         return cls(**{**data, "stop": tuple(data.get("stop", ()))})
+
+    def request(self) -> Request:
+        """The item's first model call, as :func:`suites.protocol.generate` makes it: its
+        prompt, budget, system text, and the stop sequences the engine gets (without the
+        whitespace-only ones when ``stop_after_content``: those are applied afterwards)."""
+        stop = engine_stops(self.stop) if self.stop_after_content else self.stop
+        return Request(
+            self.prompt, self.max_tokens, tuple(stop), prefix=str(self.prefix),
+            route=self.group, system=self.system or None,
+        )  # fmt: skip
 
     @property
     def prompt(self) -> str:

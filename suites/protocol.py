@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from suites.answers import first_content_stop
 from suites.item import Item, SuiteData
-from suites.model import Backend, Generation
+from suites.model import Backend, Generation, ask
 from suites.options import NoOptions, parse_options
 
 __all__ = ["Suite", "Models", "ItemResult", "CommandTools", "generate", "lazy"]
@@ -76,12 +77,23 @@ def lazy(target: str) -> Callable[..., Any]:
 
 
 def generate(item: Item, model: Backend) -> Generation:
-    """The item's prompt through ``model`` with the item's budget and stop sequences.
+    """The item's prompt through ``model`` with the item's budget, stop sequences and
+    system text (:meth:`suites.item.Item.request`). With ``item.stop_after_content`` the
+    engine gets the stop sequences that are not whitespace only, and the text is cut at
+    the first stop sequence after its first non-space character
+    (:func:`suites.answers.first_content_stop`).
 
     Raises:
         ModelError: from the backend.
     """
-    return model.generate(item.prompt, max_tokens=item.max_tokens, stop=item.stop)
+    request = item.request()
+    generation = ask(
+        model, request.prompt, max_tokens=request.max_tokens, stop=request.stop,
+        system=request.system,
+    )  # fmt: skip
+    if not item.stop_after_content:
+        return generation
+    return dataclasses.replace(generation, text=first_content_stop(generation.text, item.stop))
 
 
 class CommandTools(Protocol):

@@ -254,6 +254,9 @@ class RunRecord(_Model):
     counts: Counts = Field(default_factory=Counts)
     items: list[ItemEntry] = Field(default_factory=list)
     endpoints: dict[str, dict[str, Any]] | None = None
+    # chat and instruct models (issue 29): answers the parsing rules finished, per rule,
+    # and each suite's final messages (fixtures.models.chat.chat_facts)
+    chat: dict[str, Any] | None = None
     rescore_of: RescoreOf | None = None
     merged_from: list[MergedShard] | None = None
     merged_at: str | None = None
@@ -290,7 +293,7 @@ class RunRecord(_Model):
 
 _OPTIONAL = (
     "judge", "subset", "endpoints", "rescore_of", "merged_from", "merged_at",
-    "baseline", "verdict", "data",
+    "baseline", "verdict", "data", "chat",
 )  # fmt: skip
 
 

@@ -116,11 +116,28 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         "and no --model-revision was given (keyed on URL and model name only); the record's "
         "model.server says so.",
     )
+    # chat and instruct models (issue 29)
     group.addoption(
         "--chat",
-        action="store_true",
-        help="--backend openai or hf: send each prompt as one user message (/chat/completions, "
-        "or the tokenizer's chat template) for instruct models, instead of the raw prompt.",
+        nargs="?",
+        const="on",
+        default="auto",
+        choices=("auto", "on", "off"),
+        help="send each call as chat messages (the suite's system prompt, the rest of the "
+        "prompt as the user message) rendered with the model's chat template: llama-cpp "
+        "and hf the GGUF's tokenizer.chat_template (or the tokenizer's), openai the server's "
+        "/chat/completions. auto (default): on when the model carries a chat template "
+        "(llama-server: when GET /props reports one), off otherwise; on: a model without "
+        "one is a usage error; off: the completion prompt as it is (the papers' base-model "
+        "protocols). Chat answers go through the parsing rules of docs/chat.md.",
+    )
+    group.addoption(
+        "--system-prompt",
+        metavar="TEXT|none",
+        default=None,
+        help="chat mode: send TEXT as the system message of every call instead of each "
+        "suite's own (the papers' system prompts), or 'none' to send no system message "
+        "(the suite's system text is then left out); part of the generation-cache key.",
     )
     group.addoption(
         "--request-timeout",

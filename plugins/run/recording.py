@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from fixtures.models.chat import SHOWN, chat_facts
 from fixtures.models.redact import redact_json, redact_text
 from fixtures.plugin import ModelSetup
 from plugins.outputs.code_version import code_version
@@ -98,6 +99,20 @@ def _model_sections(
         return {"backend": spec.backend, "path": str(spec.path), "error": str(exc)}, None
 
 
+def _chat_section(items: list[ItemEntry], cfg: RunConfig) -> dict[str, Any] | None:
+    """The record's ``chat`` facts (:func:`fixtures.models.chat.chat_facts`); the final
+    messages the calls logged move there from the items' call logs (one copy)."""
+    if not items:
+        return None
+    earlier = [cfg.rescore.chat] if cfg.rescore is not None else []
+    facts = chat_facts([it.model_dump(include={"id", "suite", "calls"}) for it in items], earlier)
+    for item in items:
+        for call in item.calls:
+            for key in SHOWN:
+                call.pop(key, None)
+    return facts
+
+
 def build_record(
     config: pytest.Config, cfg: RunConfig, state: RunState, setup: ModelSetup, exitstatus: int
 ) -> RunRecord:
@@ -144,6 +159,7 @@ def build_record(
     endpoints = endpoint_stats([it.model_dump() for it in items])
     if endpoints:
         record.endpoints = endpoints
+    record.chat = _chat_section(items, cfg)
     if cfg.rescore is not None:
         record.rescore_of = RescoreOf(
             run_id=cfg.rescore.run_id, path=str(cfg.rescore_path), complete=cfg.rescore.complete

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from suites.minea.schema import Schema
-from suites.model import Backend, ModelError
+from suites.model import Backend, ModelError, ask
 
 __all__ = [
     "ENTITY_GRAMMAR",
@@ -44,15 +44,13 @@ char ::= [^"\\\x7F\x00-\x1F] | "\\" ["\\/bfnrt]
 ws ::= [ \n]{0,2}
 """
 
-PROMPT = """Extract the information in the text below as schema.org-style entities.
+# the extraction instruction: the system-role text of a chat model (the prompt begins with it)
+INSTRUCTION = """Extract the information in the text below as schema.org-style entities.
 Schema (type: properties):
 {schema}
 
-Find every entity of these types in the text, including nested ones (e.g. the organization a person works for), and fill in its properties. Keep entities consistent and unique: never repeat an entity that is already extracted. Answer with a JSON array of objects with "type", "name", "description", "keywords" and the type's other properties.
-
-Text:
-{piece}
-"""
+Find every entity of these types in the text, including nested ones (e.g. the organization a person works for), and fill in its properties. Keep entities consistent and unique: never repeat an entity that is already extracted. Answer with a JSON array of objects with "type", "name", "description", "keywords" and the type's other properties."""
+PROMPT = INSTRUCTION + "\n\nText:\n{piece}\n"
 HISTORY = "\nAlready extracted:\n{lines}\n"
 FIRST_CUE = "\nEntities (JSON array):\n"
 CONTINUE_CUE = "\nContinue the extraction with entities not yet listed (JSON array):\n"
@@ -266,6 +264,7 @@ def extract_document(
     window = min(context_tokens, capabilities.n_ctx or context_tokens)
     result = Extraction(pieces=split_pieces(text, piece_chars))
     described = schema.describe()
+    system = INSTRUCTION.format(schema=described)
     history: list[str] = []
 
     def call(piece_index: int, iteration: int, again: bool) -> list[dict[str, Any]] | None:
@@ -285,7 +284,9 @@ def extract_document(
                 f"context window of {window} tokens with {max_tokens} to generate; lower "
                 "minea.piece_chars or minea.max_tokens"
             )
-        generation = model.generate(prompt, max_tokens=max_tokens, grammar=ENTITY_GRAMMAR)
+        generation = ask(
+            model, prompt, max_tokens=max_tokens, grammar=ENTITY_GRAMMAR, system=system
+        )
         entities, parsed = parse_entities(generation.text)
         log = CallLog(
             piece=piece_index,

@@ -26,7 +26,7 @@ from rapidfuzz import fuzz
 from suites.minea.extraction import entity_text, entity_values
 from suites.minea.names import contains_phrase, name_key, normalise
 from suites.minea.needles import Needle
-from suites.model import Backend
+from suites.model import Backend, ask
 
 __all__ = [
     "CRITERIA",
@@ -70,8 +70,12 @@ def match_needle(needle: Needle, entities: Sequence[Mapping[str, Any]]) -> dict[
     return hits
 
 
-JUDGE_TEMPLATE = """You check an information extraction. Below is an entity (the "needle") that was hidden in a document, and entities that were extracted from that document.
-Decide whether the needle was extracted: one of the extracted entities describes the same entity as the needle. Its name may be shortened or slightly different and its type may be misclassified, but it must be the same entity.
+# the judge's instruction: its system-role text in chat mode (the prompt begins with it)
+JUDGE_INSTRUCTION = """You check an information extraction. Below is an entity (the "needle") that was hidden in a document, and entities that were extracted from that document.
+Decide whether the needle was extracted: one of the extracted entities describes the same entity as the needle. Its name may be shortened or slightly different and its type may be misclassified, but it must be the same entity."""
+JUDGE_TEMPLATE = (
+    JUDGE_INSTRUCTION
+    + """
 
 Needle:
 {needle}
@@ -81,6 +85,7 @@ Extracted entities:
 
 Answer with the JSON object {{"extracted": true}} or {{"extracted": false}}.
 Answer: """
+)
 
 JUDGE_GRAMMAR = r"""root ::= "{\"extracted\": " ("true" | "false") "}"
 """
@@ -133,9 +138,10 @@ def judge_needle(
     ranked = sorted(entities, key=lambda e: -fuzz.token_set_ratio(probe, entity_text(dict(e))))[
         :candidates
     ]
-    generation = judge.generate(
-        judge_prompt(needle, ranked), max_tokens=max_tokens, grammar=JUDGE_GRAMMAR
-    )
+    generation = ask(
+        judge, judge_prompt(needle, ranked), max_tokens=max_tokens, grammar=JUDGE_GRAMMAR,
+        system=JUDGE_INSTRUCTION,
+    )  # fmt: skip
     verdict = parse_verdict(generation.text)
     facts = {"calls": 1, "answer": generation.text[:80], "prompt_tokens": generation.prompt_tokens}
     return (None if verdict is None else int(verdict)), facts

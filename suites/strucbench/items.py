@@ -28,7 +28,7 @@ from suites.options import parse_options
 from suites.strucbench import render
 from suites.strucbench.bertscore import bertscore_note, resolve_encoder
 from suites.strucbench.hscore import CORRECTIONS
-from suites.strucbench.prompts import build_prompt
+from suites.strucbench.prompts import build_prompt, instruction
 from suites.strucbench.suite import StrucbenchOptions
 from suites.strucbench.tables import PARSERS, TableParseError
 from suites.tableqa.html import HTMLTableError, check_complete
@@ -81,6 +81,7 @@ def _item(
         },
         max_tokens=_budget(gold),
         stop=("\n\n",) if fmt == "raw" else (),
+        system=instruction(fmt),  # the prompt begins with it; a chat model's system message
     )
 
 

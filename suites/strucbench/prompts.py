@@ -6,7 +6,7 @@ in prose); HTML and LaTeX prompts name the content and format sections.
 
 from __future__ import annotations
 
-__all__ = ["build_prompt", "ONE_SHOT_RAW"]
+__all__ = ["build_prompt", "instruction", "ONE_SHOT_RAW"]
 
 ONE_SHOT_RAW = (
     "Example\n"
@@ -25,6 +25,12 @@ _INSTRUCTIONS = {
     "Output only the LaTeX code of the table.",
 }
 _ANSWER_CUE = {"raw": "Table:\n", "html": "HTML:\n", "latex": "LaTeX:\n"}
+
+
+def instruction(fmt: str) -> str:
+    """The instruction that begins the prompt of format ``fmt``: the system-role text of
+    a chat model (the paper instructed GPT-3.5/4; Appendix E)."""
+    return _INSTRUCTIONS[fmt]
 
 
 def build_prompt(fmt: str, text: str, format_description: str) -> str:

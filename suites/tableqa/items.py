@@ -22,7 +22,7 @@ from suites.options import parse_options
 from suites.tableqa import synthetic, tablebench
 from suites.tableqa.html import HTMLTableError, html_to_table
 from suites.tableqa.metrics import MATCH_METRICS
-from suites.tableqa.prompts import prompt_prefix
+from suites.tableqa.prompts import SYSTEM_PROMPTS, prompt_prefix
 from suites.tableqa.questions import TEMPLATES, Question, filter_counts, sample_questions
 from suites.tableqa.suite import TableBenchOptions, TableQAOptions
 from suites.tableqa.tables import Table, to_markdown
@@ -228,6 +228,8 @@ def _lookup_items(subset: str, built: SubsetQuestions, opts: dict[str, Any]) -> 
                 },
                 max_tokens=MAX_TOKENS,
                 stop=STOP,
+                system=SYSTEM_PROMPTS[language],  # the article's system prompt (chat models)
+                stop_after_content=not opts["answer_cue"],  # no cue: a model may start with \n
             )
         )
     return items
