@@ -31,6 +31,7 @@ from plugins.run.crashes import (
 )
 from plugins.run.data import prepare_data, select_suites
 from plugins.run.finish import finish_run, is_benchmark_run
+from plugins.run.progress import Progress
 from plugins.run.state import USAGE_PREFIX, RunState
 
 __all__ = ["Controller", "WORKER_OUTPUT_KEY"]
@@ -68,6 +69,14 @@ class Controller:
         # (plugins/run/crashes.py); a supervised run (plugins/run/supervisor.py) gives its journal
         self._own_fault_dir = journal is None
         self.fault_dir = journal or Path(tempfile.mkdtemp(prefix="extractbench-faults-"))
+        self.progress = Progress(cfg.progress_s, self._progress_line)
+
+    def _progress_line(self, line: str) -> None:
+        reporter = self.config.pluginmanager.getplugin("terminalreporter")
+        if reporter is not None:
+            if getattr(getattr(reporter, "_tw", None), "width_of_current_line", 0):
+                reporter.write("\n")  # after the progress dots of -q and xdist
+            reporter.write_line(line)
 
     def _on_sigterm(self, signum: int, frame: Any) -> None:
         """SIGTERM (timeout, CI cancellation, Kubernetes) ends the run like Ctrl-C: the
@@ -171,6 +180,8 @@ class Controller:
             return
         if entry["id"] in self.state.crashed_ids:
             return
+        totals = {name: info.get("items_selected") for name, info in self.state.suites.items()}
+        self.progress.item(entry, report.duration, totals)
         if entry["id"] not in self.state.items or report.failed:
             self.state.items[entry["id"]] = entry
         stop = entry.get("stop")
