@@ -96,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         description="Work with extractbench run records (report, merge, schema), the pinned "
         "benchmark data (data), the llama-server for --serve (server), and the suites' own "
         "commands (MINEA: needles).",
+        epilog="Documentation: docs/usage.md (every command and option), docs/ci.md (CI "
+        "recipes), docs/reports.md (reports, exports, compare); pytest's options: pytest --help, "
+        "section extractbench.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser(
