@@ -14,7 +14,7 @@ from tests.test_plugin import MODES, run
 INSTRUCTION = "Read the record."
 # the toy suite with a system text: a completion prompt that begins with it
 CHAT_TOY_SUITE = TOY_SUITE.replace(
-    'prefix=f"{row[\'text\']}\\n",',
+    "prefix=f\"{row['text']}\\n\",",
     f'prefix=f"{INSTRUCTION}\\n\\n{{row[\'text\']}}\\n", system="{INSTRUCTION}",',
 )
 assert CHAT_TOY_SUITE != TOY_SUITE

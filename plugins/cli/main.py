@@ -3,10 +3,17 @@
     extractbench report RUN.json [--baseline OLD.json] [--max-regression D]
                                  [--junitxml J.xml] [--html out.html] [--summary-md out.md]
 
-renders the same summary, JUnit, HTML page and markdown as the live run, from the run
-record alone, and exits with the run's own status (``plugins.verdict.decide``: 0 PASS, 1
+renders the same summary, JUnit, HTML page and markdown (and the exports: ``--ctrf``,
+``--export every-eval-ever=DIR``; ``$GITHUB_STEP_SUMMARY`` when set) as the live run, from
+the run record alone, and exits with the run's own status (``plugins.verdict.decide``: 0 PASS, 1
 FAIL or INCOMPLETE, 2 interrupted, 5 nothing measured, 6 outputs not written, 7 crashed);
 4 on bad input (one line on stderr).
+
+    extractbench compare OLD.json NEW.json [--html out.html] [--top N]
+
+per-item changes between two run records: answers that changed, score deltas, and per
+metric the paired bootstrap test the baseline gate uses (``plugins.cli.compare``); exits
+0 (it decides nothing: ``report NEW.json --baseline OLD.json`` does), 4 on bad input.
 
     extractbench schema [--out PATH]
 
@@ -46,6 +53,7 @@ import math
 import sys
 from typing import NoReturn
 
+from plugins.cli.compare import add_compare_parser, compare_command
 from plugins.cli.data import data_command
 from plugins.cli.records import merge_command, report_command, schema_command
 from plugins.cli.server import server_command
@@ -65,6 +73,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
 
 
+def _export_arguments(parser: argparse.ArgumentParser) -> None:
+    """The exports and the step summary, as the pytest options of the same names."""
+    parser.add_argument("--ctrf", metavar="PATH", help="write a CTRF JSON report here")
+    parser.add_argument("--export", action="append", default=[], metavar="FORMAT=PATH",
+                        help="also write every-eval-ever=DIR or ctrf=PATH (repeatable)")  # fmt: skip
+    parser.add_argument("--ctrf-run-id", metavar="ID",
+                        help="CTRF runId (default: the record's, else the CI's pipeline run)")  # fmt: skip
+    parser.add_argument("--no-step-summary", action="store_true",
+                        help="do not write the summary to $GITHUB_STEP_SUMMARY")  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``extractbench`` console script."""
     try:
@@ -77,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
         description="Work with extractbench run records (report, merge, schema), the pinned "
         "benchmark data (data), the llama-server for --serve (server), and the suites' own "
         "commands (MINEA: needles).",
+        epilog="Documentation: docs/usage.md (every command and option), docs/ci.md (CI "
+        "recipes), docs/reports.md (reports, exports, compare); pytest's options: pytest --help, "
+        "section extractbench.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser(
@@ -101,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--junitxml", metavar="PATH", help="write the run's JUnit XML here")
     rep.add_argument("--html", metavar="PATH", help="write a self-contained HTML report here")
     rep.add_argument("--summary-md", metavar="PATH", help="write a markdown summary here")
+    _export_arguments(rep)
     mrg = sub.add_parser(
         "merge",
         help="merge the run records of --shard 1/N ... N/N into one run's record, JUnit and "
@@ -121,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
                      help="with --baseline: fail on a significant drop larger than DELTA")  # fmt: skip
     mrg.add_argument("--allow-incomparable-baseline", action="store_true",
                      help="a baseline sharing no item does not fail the merged run")  # fmt: skip
+    _export_arguments(mrg)
+    add_compare_parser(sub)
     sch = sub.add_parser(
         "schema",
         help="print the JSON Schema of the run record (generated from its typed models)",
@@ -179,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
         return server_command(args)
     if args.command == "schema":
         return schema_command(args)
+    if args.command == "compare":
+        return compare_command(args)
     if getattr(args, "func", None) is not None:
         from plugins.cli.tools import CliTools
 

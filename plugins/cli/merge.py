@@ -156,6 +156,8 @@ def merge_records(records: Sequence[RunRecord], names: Sequence[str]) -> RunReco
         unloaded.update(record.selection.unloaded)
     settings = {k: v for k, v in first.settings.items() if k != "shard"}
     settings["merged_shards"] = count
+    if len({str(r.settings.get("ctrf_run_id")) for r in records}) > 1:
+        settings.pop("ctrf_run_id", None)  # shards of several CI runs: none is the run's
     merged = RunRecord(
         schema_version=first.schema_version,
         run_id=new_run_id(),

@@ -13,12 +13,16 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import plugins.outputs
 import plugins.verdict
 from plugins.cli.merge import MergeError, merge_records, record_gates
+from plugins.outputs.ctrf import ci_run_id
+from plugins.outputs.exports import ExportError, parse_exports
 from plugins.outputs.record import RunRecord
 from plugins.outputs.record_io import load_record, record_schema
+from plugins.outputs.step_summary import step_summary_target
 from plugins.outputs.terminal import summary_lines
 from plugins.outputs.write import Targets
 from plugins.verdict.decision import GateSet
@@ -30,6 +34,23 @@ __all__ = ["report_command", "merge_command", "schema_command"]
 
 def _path(value: str | None) -> Path | None:
     return Path(value) if value else None
+
+
+def _exports(args: argparse.Namespace) -> dict[str, Any]:
+    """The exports, the step summary and the CTRF run of :class:`Targets` (as the pytest
+    options of the same names).
+
+    Raises:
+        ExportError: a bad ``--export`` value.
+    """
+    exports = parse_exports(args.export, args.ctrf)
+    return {
+        "ctrf": exports.get("ctrf"),
+        "every_eval_ever": exports.get("every-eval-ever"),
+        "step_summary": step_summary_target(disabled=args.no_step_summary),
+        "ctrf_run_id": args.ctrf_run_id,
+        "ci_run_id": ci_run_id(),
+    }
 
 
 def _finish(record: RunRecord, gates: GateSet, targets: Targets) -> int:
@@ -60,12 +81,13 @@ def report_command(args: argparse.Namespace) -> int:
     record = load_record(Path(args.record))
     try:
         gates = _gates(record, args, args.record)
-    except MergeError as exc:
+        exports = _exports(args)
+    except (MergeError, ExportError) as exc:
         print(f"extractbench report: {exc}", file=sys.stderr)
         return USAGE_ERROR
     targets = Targets(
         junit=_path(args.junitxml), html=_path(args.html), markdown=_path(args.summary_md),
-        artifacts=False,
+        artifacts=False, **exports,
     )  # fmt: skip
     return _finish(record, gates, targets)
 
@@ -77,7 +99,8 @@ def merge_command(args: argparse.Namespace) -> int:
     try:
         merged = merge_records(records, args.records)
         gates = _gates(records[0], args, args.records[0])
-    except MergeError as exc:
+        exports = _exports(args)
+    except (MergeError, ExportError) as exc:
         print(f"extractbench merge: {exc}", file=sys.stderr)
         return USAGE_ERROR
     counts = merged.counts
@@ -85,7 +108,7 @@ def merge_command(args: argparse.Namespace) -> int:
           f"of {counts.expected} selected")  # fmt: skip
     targets = Targets(
         record=Path(args.out), junit=_path(args.junitxml), html=_path(args.html),
-        markdown=_path(args.summary_md),
+        markdown=_path(args.summary_md), **exports,
     )  # fmt: skip
     return _finish(merged, gates, targets)
 

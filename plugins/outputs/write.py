@@ -3,8 +3,9 @@
 The live run, ``--rescore``, ``extractbench merge`` and ``extractbench report`` call
 :func:`write_outputs` once with the record and the verdict :func:`plugins.verdict.decide`
 gave, and the files they want (:class:`Targets`). Plots and the suites' own files go
-beside the run record; then JUnit, HTML and the markdown summary; the run record last, so
-it holds the final verdict. An output that cannot be written is one line in the record's
+beside the run record; then JUnit, HTML, the markdown summary, the GitHub step summary
+and the exports (CTRF, Every Eval Ever); the run record last, so it holds the final
+verdict. An output that cannot be written is one line in the record's
 ``output_errors`` and the verdict becomes exit 6 (:meth:`Verdict.with_lost_outputs`); if
 the record itself cannot be written, the other outputs are written again so that none of
 them says more than the run could keep, and an earlier run's record at that path is
@@ -17,12 +18,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from plugins.outputs.ctrf import ctrf_json
+from plugins.outputs.eee import eee_files
 from plugins.outputs.html_report import page_html
 from plugins.outputs.junit import junit_xml
 from plugins.outputs.markdown import summary_markdown
 from plugins.outputs.plots import metric_plots
 from plugins.outputs.record import RunRecord
 from plugins.outputs.record_io import dump_record
+from plugins.outputs.step_summary import StepSummary, step_summary_markdown
 from plugins.outputs.suite_reports import suite_reports
 from plugins.verdict.decision import Verdict
 from suites.files import write_output
@@ -42,6 +46,12 @@ class Targets:
         markdown: the markdown summary (``--summary-md``).
         artifacts: write plots and the suites' own files beside the record (a live run,
             merge); False reuses the record's files (``extractbench report``).
+        ctrf: the CTRF report (``--ctrf`` or ``--export ctrf=PATH``).
+        every_eval_ever: the folder of the Every Eval Ever export (``--export
+            every-eval-ever=DIR``).
+        step_summary: ``$GITHUB_STEP_SUMMARY`` (and what the step wrote there before).
+        ctrf_run_id: ``--ctrf-run-id``: the CTRF ``runId`` (else the record's, else ``ci_run_id``).
+        ci_run_id: the CI's pipeline run (``plugins.outputs.ctrf.ci_run_id``).
     """
 
     record: Path | None = None
@@ -49,6 +59,11 @@ class Targets:
     html: Path | None = None
     markdown: Path | None = None
     artifacts: bool = True
+    ctrf: Path | None = None
+    every_eval_ever: Path | None = None
+    step_summary: StepSummary | None = None
+    ctrf_run_id: str | None = None
+    ci_run_id: str | None = None
 
 
 @dataclass
@@ -94,15 +109,33 @@ def _images(record: RunRecord, targets: Targets, folder: Path, stem: str) -> lis
     return metric_plots(record, folder, stem)
 
 
-def _documents(targets: Targets) -> list[tuple[str, Path, Callable[..., str]]]:
-    """(option, path, render(record, images, lines, path)) of each wanted document."""
-    wanted: list[tuple[str, Path | None, Callable[..., str]]] = [
+Render = Callable[..., "str | dict[str, str]"]
+
+
+def _documents(targets: Targets, registry: Registry) -> list[tuple[str, Path, Render]]:
+    """(option, path, render(record, images, lines, path)) of each wanted document; a
+    render that returns a dict writes its files (relative path -> text) under ``path``."""
+    step = targets.step_summary
+    wanted: list[tuple[str, Path | None, Render]] = [
         ("--junitxml", targets.junit, lambda r, i, s, p: junit_xml(r)),
         ("--html", targets.html, lambda r, i, s, p: page_html(r, i, s)),
         ("--summary-md", targets.markdown,
          lambda r, i, s, p: summary_markdown(r, i, p.parent.resolve(), s)),
+        ("$GITHUB_STEP_SUMMARY", step.path if step and step.path != targets.markdown else None,
+         lambda r, i, s, p: step_summary_markdown(r, s, step.before if step else "")),
+        ("--ctrf", targets.ctrf,
+         lambda r, i, s, p: ctrf_json(r, targets.ctrf_run_id, targets.ci_run_id)),
+        ("--export every-eval-ever", targets.every_eval_ever,
+         lambda r, i, s, p: eee_files(r, registry)),
     ]  # fmt: skip
     return [(name, path, render) for name, path, render in wanted if path is not None]
+
+
+def _write(path: Path, content: str | dict[str, str]) -> list[Path]:
+    """Write one document (or a folder's files); the paths written."""
+    if isinstance(content, str):
+        return [write_output(path, content)]
+    return [write_output(path / relative, text) for relative, text in content.items()]
 
 
 def write_outputs(
@@ -141,26 +174,29 @@ def write_outputs(
         errors = list(dict.fromkeys([*record.output_errors, *lost]))
         return record.model_copy(update={"output_errors": errors}).decided(decided), decided
 
+    documents = _documents(targets, registry)
+    written: set[str] = set()
+
     def settle(names: set[str]) -> None:
         """Write the documents named; again with the final verdict while writing one
         of them loses another (none may say more than the run could keep)."""
         for _ in range(3):
             before = len(lost)
             current = final()[0]
-            for name, path, render in _documents(targets):
+            for name, path, render in documents:
                 if name not in names:
                     continue
                 try:
-                    write_output(path, render(current, images, suite_lines, path))
+                    files.extend(_write(path, render(current, images, suite_lines, path)))
                 except OSError as exc:
                     lost.append(f"{name} {path}: not written ({exc.strerror or exc})")
                     names.discard(name)
                 else:
-                    files.append(path)
+                    written.add(name)
             if len(lost) == before:
                 return
 
-    settle({name for name, _, _ in _documents(targets)})
+    settle({name for name, _, _ in documents})
     written_at = None
     if targets.record is not None:
         try:
@@ -170,6 +206,6 @@ def write_outputs(
         except (OSError, ValueError) as exc:
             reason = getattr(exc, "strerror", None) or exc
             lost.append(f"run record {targets.record}: {reason}; {remove_stale(targets.record)}")
-            settle({name for name, path, _ in _documents(targets) if path in files})
+            settle(set(written))
     record, decided = final()
     return Written(record, decided, suite_lines, list(dict.fromkeys(files)), written_at)

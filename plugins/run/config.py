@@ -14,8 +14,11 @@ from typing import Any
 import pytest
 
 from fixtures.models.options import ModelOptionError, ModelOptions
+from plugins.outputs.ctrf import ci_run_id
+from plugins.outputs.exports import ExportError, parse_exports
 from plugins.outputs.record import RunRecord, new_run_id
 from plugins.outputs.record_io import RecordError, load_record
+from plugins.outputs.step_summary import step_summary_target
 from plugins.outputs.write import Targets
 from plugins.run.settings import (
     Settings,
@@ -56,6 +59,9 @@ class RunConfig:
         data_dir, offline, mirror: where the data comes from.
         targets: the files the run writes.
         argv: the command line, for the record.
+        ctrf_run_id: the logical run this process belongs to (``--ctrf-run-id``, else the
+            CI's pipeline run, else None): the shards of one run share it.
+        progress_s: ``--progress``: seconds between progress lines (0: none).
     """
 
     run_id: str
@@ -79,6 +85,8 @@ class RunConfig:
     mirror: str | None
     targets: Targets
     argv: tuple[str, ...]
+    ctrf_run_id: str | None = None
+    progress_s: float = 60.0
 
 
 CONFIG_KEY = pytest.StashKey[RunConfig]()
@@ -193,7 +201,30 @@ def _targets(
         junit=Path(taken["junit"]) if taken.get("junit") else None,
         html=Path(taken["html"]) if taken.get("html") else None,
         markdown=Path(md) if md else None,
+        **_export_targets(config),
     )
+
+
+def _export_targets(config: pytest.Config) -> dict[str, Any]:
+    """The exports, the step summary and the CTRF run of :class:`Targets`."""
+    try:
+        exports = parse_exports(config.getoption("export"), config.getoption("ctrf"))
+    except ExportError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return {
+        "ctrf": exports.get("ctrf"),
+        "every_eval_ever": exports.get("every-eval-ever"),
+        "step_summary": step_summary_target(disabled=config.getoption("no_step_summary")),
+        "ctrf_run_id": config.getoption("ctrf_run_id"),
+        "ci_run_id": ci_run_id(),
+    }
+
+
+def _progress(config: pytest.Config) -> float:
+    seconds = config.getoption("progress")
+    if not math.isfinite(seconds) or seconds < 0:
+        raise pytest.UsageError(f"--progress {seconds}: must be a number of seconds >= 0")
+    return seconds
 
 
 def run_config(
@@ -245,4 +276,6 @@ def run_config(
         mirror=config.getoption("mirror"),
         targets=_targets(config, run_id, rescore_path, taken),
         argv=tuple(config.invocation_params.args),
+        ctrf_run_id=config.getoption("ctrf_run_id") or ci_run_id(),
+        progress_s=_progress(config),
     )

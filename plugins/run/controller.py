@@ -31,6 +31,7 @@ from plugins.run.crashes import (
 )
 from plugins.run.data import prepare_data, select_suites
 from plugins.run.finish import finish_run, is_benchmark_run
+from plugins.run.progress import Progress
 from plugins.run.state import USAGE_PREFIX, RunState
 from suites.locks import OutputBusy, OutputLocks
 
@@ -72,11 +73,22 @@ class Controller:
         # every output of this run, locked from now to the last write (suites/locks.py):
         # a second run on the same paths stops at once instead of replacing this one's
         targets = cfg.targets
-        outputs = [p for p in (targets.record, targets.junit, targets.html, targets.markdown) if p]
+        outputs = [
+            p for p in (targets.record, targets.junit, targets.html, targets.markdown, targets.ctrf)
+            if p
+        ]  # fmt: skip
         try:
             self.output_locks = OutputLocks(outputs).acquire(skip_unwritable=True)
         except OutputBusy as exc:
             raise pytest.UsageError(str(exc)) from None
+        self.progress = Progress(cfg.progress_s, self._progress_line)
+
+    def _progress_line(self, line: str) -> None:
+        reporter = self.config.pluginmanager.getplugin("terminalreporter")
+        if reporter is not None:
+            if getattr(getattr(reporter, "_tw", None), "width_of_current_line", 0):
+                reporter.write("\n")  # after the progress dots of -q and xdist
+            reporter.write_line(line)
 
     def _on_sigterm(self, signum: int, frame: Any) -> None:
         """SIGTERM (timeout, CI cancellation, Kubernetes) ends the run like Ctrl-C: the
@@ -181,6 +193,8 @@ class Controller:
             return
         if entry["id"] in self.state.crashed_ids:
             return
+        totals = {name: info.get("items_selected") for name, info in self.state.suites.items()}
+        self.progress.item(entry, report.duration, totals)
         if entry["id"] not in self.state.items or report.failed:
             self.state.items[entry["id"]] = entry
         stop = entry.get("stop")

@@ -357,4 +357,48 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         default=None,
         help="where to write the JSON run record (default reports/<run-id>.json under rootdir).",
     )
+    _export_options(group)
     return group
+
+
+def _export_options(group: pytest.OptionGroup) -> None:
+    """The exports, the CI's step summary and the progress lines (docs/reports.md)."""
+    group.addoption(
+        "--export",
+        metavar="FORMAT=PATH",
+        action="append",
+        default=[],
+        help="also write the run in another format, from the same decided record: "
+        "every-eval-ever=DIR (Every Eval Ever schema 0.3.0: per suite an aggregate JSON and "
+        "its instance-level JSONL under DIR/data/...), ctrf=PATH (as --ctrf). Repeatable; "
+        "one that cannot be written is an output error (exit 6).",
+    )
+    group.addoption(
+        "--ctrf",
+        metavar="PATH",
+        default=None,
+        help="also write a CTRF JSON report (Common Test Report Format: one test per item, "
+        "gate and regression check); its runId is shared by the shards of one CI run.",
+    )
+    group.addoption(
+        "--ctrf-run-id",
+        metavar="ID",
+        default=None,
+        help="the CTRF runId of this run, shared by its shards and kept by `extractbench "
+        "merge` (default: the CI's pipeline run: GITHUB_RUN_ID, CI_PIPELINE_ID or BUILD_TAG; "
+        "else the run id).",
+    )
+    group.addoption(
+        "--no-step-summary",
+        action="store_true",
+        help="do not write the markdown summary to $GITHUB_STEP_SUMMARY (written by default "
+        "when GitHub Actions sets it, within GitHub's 1 MiB limit).",
+    )
+    group.addoption(
+        "--progress",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="print each suite's progress (items done/total, items/s, generated tokens/s, "
+        "ETA) at most every SECONDS (default 60) and when a suite ends; 0 turns it off.",
+    )
