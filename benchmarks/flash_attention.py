@@ -29,7 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from plugins.selection import stratified_limit  # noqa: E402
+from plugins.run.selection import stratified_limit  # noqa: E402
 
 from fixtures.data import require_data_dir  # noqa: E402
 from fixtures.models.llama_cpp import LlamaCppBackend, count_prompt_tokens  # noqa: E402

@@ -40,7 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from plugins.selection import rank  # noqa: E402
+from plugins.run.selection import rank  # noqa: E402
 
 from fixtures.data import require_data_dir  # noqa: E402
 from fixtures.models.routing import routing  # noqa: E402

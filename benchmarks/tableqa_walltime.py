@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from plugins.selection import stratified_limit  # noqa: E402
+from plugins.run.selection import stratified_limit  # noqa: E402
 
 from fixtures.data import require_data_dir  # noqa: E402
 from fixtures.models.llama_cpp import count_prompt_tokens  # noqa: E402
