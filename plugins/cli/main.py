@@ -40,10 +40,13 @@ the manifest (missing, changed, extra files, one line each), list sources and li
 
     extractbench server build [--version V] [--sdist PATH] [--jobs N]
     extractbench server which
+    extractbench doctor
 
 build llama.cpp's ``llama-server`` from the llama.cpp vendored in llama-cpp-python's
 source into the user cache (``fixtures.models.server_build``), which ``--serve`` then
 starts with parallel slots; ``which`` prints the server ``--serve`` would start.
+``doctor`` prints what this machine offers the backends (llama.cpp's GPU offload, torch and
+CUDA, the GPUs) and what the ``auto`` options pick here (``fixtures.models.doctor``).
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ from typing import NoReturn
 from plugins.cli.compare import add_compare_parser, compare_command
 from plugins.cli.data import data_command
 from plugins.cli.records import merge_command, report_command, schema_command
-from plugins.cli.server import server_command
+from plugins.cli.server import doctor_command, server_command
 from plugins.outputs.record_io import RecordError
 from plugins.verdict.exit_codes import OUTPUT_ERROR, USAGE_ERROR
 from suites.registry import Registry, RegistryError
@@ -94,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = _Parser(
         prog="extractbench",
         description="Work with extractbench run records (report, merge, schema), the pinned "
-        "benchmark data (data), the llama-server for --serve (server), and the suites' own "
-        "commands (MINEA: needles).",
+        "benchmark data (data), the llama-server for --serve (server), this machine's GPUs "
+        "and backends (doctor), and the suites' own commands (MINEA: needles).",
         epilog="Documentation: docs/usage.md (every command and option), docs/ci.md (CI "
         "recipes), docs/reports.md (reports, exports, compare); pytest's options: pytest --help, "
         "section extractbench.",
@@ -197,11 +200,23 @@ def main(argv: list[str] | None = None) -> int:
     bld.add_argument("--jobs", type=int, metavar="N", help="parallel compile jobs (default: CPUs)")
     ssub.add_parser("which", help="print the llama-server --serve would start and exit 0, "
                     "or exit 1 when there is none")  # fmt: skip
+    sub.add_parser(
+        "doctor",
+        help="what this machine offers the backends: llama.cpp build and GPU offload, torch "
+        "and CUDA, visible GPUs with memory, and what the auto options pick",
+        description="Prints, one fact per line: llama-cpp-python's version, whether its build "
+        "offloads to a GPU, llama.cpp's system info and GPUs; torch, its CUDA, the GPUs torch "
+        "sees, MPS; what --n-gpu-layers auto, --flash-attn auto, --device auto and --dtype "
+        "auto pick here; how xdist workers map to GPUs; and the install command for a GPU "
+        "build where this one has none (docs/backends.md). Exits 0.",
+    )
     args = parser.parse_args(argv)
     if args.command == "data":
         return data_command(args)
     if args.command == "server":
         return server_command(args)
+    if args.command == "doctor":
+        return doctor_command(args)
     if args.command == "schema":
         return schema_command(args)
     if args.command == "compare":

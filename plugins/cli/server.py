@@ -44,3 +44,17 @@ def _repack_line() -> str:
     decision = decide_here("auto")
     flag = "with --no-repack" if not decision.repack else "with repacking (llama.cpp's default)"
     return f"--serve starts it {flag}: weight repacking {decision.reason}"
+
+
+def doctor_command(args: argparse.Namespace) -> int:
+    """``extractbench doctor``: the llama.cpp build (offload yes/no), torch and CUDA
+    versions, the visible GPUs with their memory, weight repacking, and what
+    ``--n-gpu-layers auto`` / ``--device auto`` pick here (:mod:`fixtures.models.doctor`);
+    always 0 (it decides nothing)."""
+    from fixtures.models.doctor import doctor_lines, gather
+    from fixtures.models.repack import decide_here
+
+    for line in doctor_lines(gather()):
+        print(line)
+    print(f"--weight-repack auto: {decide_here('auto').reason}")
+    return 0

