@@ -6,11 +6,12 @@ out-of-memory error, each under ``-n 0`` and ``-n 2``."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
 
-from tests.conftest import TOY_CONFTEST, read_json, require_installed
+from tests.conftest import TOY_CONFTEST, read_json, require_installed, toy_rows
 
 MODES = {"serial": ["-n", "0"], "xdist": ["-n", "2"]}
 
@@ -196,6 +197,8 @@ def test_group_prefetch_generates_each_group_in_one_batch(toy, monkeypatch, mode
 @pytest.mark.parametrize("mode", MODES)
 def test_hf_batch_size_auto_halves_on_out_of_memory_and_keeps_the_answers(toy, mode):
     require_installed("torch", "transformers")
+    rows = toy_rows(n_docs=2)  # two groups of four keys: transformers on the CPU is slow
+    (toy.path / "data" / "toy.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     common = ["--data-dir", "data", "--backend", "hf", "--no-cache", *MODES[mode]]
     result = toy.runpytest_subprocess(*common, "--report-json", "one.json")
     assert result.ret == 0, result.stdout.str()
