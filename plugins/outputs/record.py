@@ -172,7 +172,9 @@ class GateEntry(_Model):
 
 
 class Comparison(_Model):
-    """One ``suite/metric`` against the baseline (``plugins.verdict.baseline``)."""
+    """One ``suite/metric`` against the baseline (``plugins.verdict.baseline``): means,
+    ``delta`` (mean per-item difference over the ``n_shared`` items) with its paired-bootstrap
+    95% interval, ``verdict``, and ``failed`` (``delta < -max_regression``, ``ci_high < 0``)."""
 
     metric: str
     current: float | None

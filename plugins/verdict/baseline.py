@@ -3,48 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
+from plugins.outputs.record import Comparison
 from plugins.verdict.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 __all__ = ["Comparison", "compare_records", "paired_bootstrap", "baseline_section"]
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """One ``suite/metric`` in this run against the baseline.
-
-    Attributes:
-        metric: ``suite/metric``.
-        current, baseline: means over the items each run scored (None if absent).
-        delta: mean of per-item differences (current - baseline) over shared items.
-        ci_low, ci_high: paired-bootstrap 95% interval of ``delta``.
-        n_shared: items scored in both runs.
-        only_current, only_baseline: items scored in one run only (counted, not compared).
-        verdict: ``regression``, ``improvement``, ``no significant change`` or
-            ``not comparable`` (no shared items).
-        failed: True when ``delta < -max_regression`` and the drop is significant
-            (``ci_high < 0``).
-    """
-
-    metric: str
-    current: float | None
-    baseline: float | None
-    delta: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n_shared: int
-    only_current: int
-    only_baseline: int
-    verdict: str
-    failed: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form for the run record."""
-        return asdict(self)
 
 
 def paired_bootstrap(
@@ -97,18 +63,18 @@ def compare_records(
         if not shared:
             results.append(
                 Comparison(
-                    metric,
-                    c_mean,
-                    b_mean,
-                    None,
-                    None,
-                    None,
-                    0,
-                    len(c),
-                    len(b),
-                    "not comparable",
-                    False,
-                )
+                    metric=metric,
+                    current=c_mean,
+                    baseline=b_mean,
+                    delta=None,
+                    ci_low=None,
+                    ci_high=None,
+                    n_shared=0,
+                    only_current=len(c),
+                    only_baseline=len(b),
+                    verdict="not comparable",
+                    failed=False,
+                )  # fmt: skip
             )
             continue
         diffs = np.array([c[i] - b[i] for i in shared])
@@ -123,18 +89,18 @@ def compare_records(
         failed = max_regression is not None and delta < -max_regression and high < 0
         results.append(
             Comparison(
-                metric,
-                c_mean,
-                b_mean,
-                delta,
-                low,
-                high,
-                len(shared),
-                len(set(c) - set(b)),
-                len(set(b) - set(c)),
-                verdict,
-                failed,
-            )
+                metric=metric,
+                current=c_mean,
+                baseline=b_mean,
+                delta=delta,
+                ci_low=float(low),
+                ci_high=float(high),
+                n_shared=len(shared),
+                only_current=len(set(c) - set(b)),
+                only_baseline=len(set(b) - set(c)),
+                verdict=verdict,
+                failed=bool(failed),
+            )  # fmt: skip
         )
     return results
 
@@ -185,6 +151,6 @@ def baseline_section(
         "failed": failed,
         "reason": reason,
         "comparisons": [
-            c.to_dict() for c in compare_records({"items": scored}, baseline, max_regression)
+            c.model_dump() for c in compare_records({"items": scored}, baseline, max_regression)
         ],
     }
