@@ -29,12 +29,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from plugins.run.selection import stratified_limit  # noqa: E402
-
 from fixtures.data import require_data_dir  # noqa: E402
 from fixtures.models.llama_cpp import LlamaCppBackend, count_prompt_tokens  # noqa: E402
 from fixtures.models.llama_gpu import parse_llama_settings  # noqa: E402
 from fixtures.models.routing import routing  # noqa: E402
+from plugins.run.selection import stratified_limit  # noqa: E402
 from suites.model_files import default_model_path  # noqa: E402
 from suites.protocol import Models  # noqa: E402
 from suites.registry import entry_point_suites  # noqa: E402

@@ -40,10 +40,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from plugins.run.selection import rank  # noqa: E402
-
 from fixtures.data import require_data_dir  # noqa: E402
 from fixtures.models.routing import routing  # noqa: E402
+from plugins.run.selection import rank  # noqa: E402
 from suites.fda.items import load_items  # noqa: E402
 from suites.fda.metrics import containment  # noqa: E402
 from suites.model import Generation, Request  # noqa: E402
@@ -137,8 +136,13 @@ def hf_runs(path: Path, items: list, device: str, threads: int, modes: list[str]
         wall = time.perf_counter() - start
         name = "hf prefix reuse" if mode == "reuse" else f"hf batch {mode}"
         runs[name] = row(items, out, wall, load_s=loaded, batches=dict(backend.batch_sizes), device=base.device, dtype=base.dtype)  # fmt: skip
-        print(name, json.dumps({k: v for k, v in runs[name].items() if k != "texts"}), file=sys.stderr, flush=True)  # fmt: skip
+        _progress(name, runs[name])
     return runs
+
+
+def _progress(name: str, result: dict) -> None:
+    """One finished row on stderr at once (a run takes hours on 2 busy cores)."""
+    print(name, json.dumps({k: v for k, v in result.items() if k != "texts"}), file=sys.stderr, flush=True)  # fmt: skip
 
 
 def lm_eval_child(args: argparse.Namespace) -> None:
@@ -248,6 +252,7 @@ def main() -> None:
     runs: dict[str, dict] = {}
     if "llama" not in args.skip:
         runs["llama-cpp cpu"] = llama_run(path, items, args.threads, "0")
+        _progress("llama-cpp cpu", runs["llama-cpp cpu"])
         if supports_gpu_offload():
             runs["llama-cpp gpu"] = llama_run(path, items, args.threads, "all")
         else:
@@ -259,6 +264,7 @@ def main() -> None:
     if "lm-eval" not in args.skip:
         with tempfile.TemporaryDirectory() as folder:
             runs["lm-eval hf auto"] = lm_eval_run(path, items, args, Path(folder))
+        _progress("lm-eval hf auto", runs["lm-eval hf auto"])
     reference = {name: runs[name]["texts"] for name in ("hf batch 1", "llama-cpp cpu") if "texts" in runs.get(name, {})}  # fmt: skip
     for result in runs.values():
         for name, texts in reference.items():
