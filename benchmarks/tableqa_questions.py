@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fixtures.data import require_data_dir  # noqa: E402
 from suites.tableqa import synthetic  # noqa: E402
-from suites.tableqa.items import MAX_HEIGHT, wiki_tables  # noqa: E402
 from suites.tableqa.questions import sample_questions  # noqa: E402
+from suites.tableqa.wiki import MAX_HEIGHT, wiki_tables  # noqa: E402
 
 
 def main() -> None:

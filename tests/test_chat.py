@@ -218,9 +218,10 @@ def test_a_prompt_without_a_cue_answers_after_a_leading_newline():
 
 
 def test_tableqa_items_carry_the_article_system_prompt_and_the_empty_cue_rule():
-    from suites.tableqa.items import SubsetQuestions, _lookup_items
+    from suites.tableqa.items import _lookup_items
     from suites.tableqa.prompts import SYSTEM_PROMPTS
     from suites.tableqa.questions import Question
+    from suites.tableqa.subsets import SubsetQuestions
     from suites.tableqa.tables import Table
 
     table = Table("t1", ("a", "b"), (("1", "2"), ("3", "4")))

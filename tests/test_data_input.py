@@ -71,7 +71,7 @@ def _wtq_copy(tmp_path: Path, n: int = 3) -> tuple[Path, list[Path]]:
 
 @needs_data
 def test_wiki_html_problems_name_the_file_or_are_counted(tmp_path):
-    from suites.tableqa.items import wiki_tables
+    from suites.tableqa.wiki import wiki_tables
 
     data, files = _wtq_copy(tmp_path)
     dropped: dict[str, list[str]] = {}

@@ -30,7 +30,7 @@ def test_templates_rebuild_every_official_instruction_exactly():
 
 @needs_data
 def test_tablebench_items_skip_visualization_and_duplicates():
-    from suites.tableqa.items import load_tablebench
+    from suites.tableqa.tablebench_items import load_tablebench
 
     data = load_tablebench(DATA)
     qtypes = {it.meta["qtype"] for it in data.items}

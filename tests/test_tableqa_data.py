@@ -126,7 +126,8 @@ def test_every_question_on_duplicate_heavy_tables_has_exactly_one_answer():
 
 @pytest.mark.skipif(not (DATA / "tableqa").is_dir(), reason="no ../shared/data/tableqa")
 def test_every_generated_question_has_exactly_one_answer_brute_force():
-    from suites.tableqa.items import LOOKUP_SUBSETS, _options, subset_questions
+    from suites.tableqa.items import _options
+    from suites.tableqa.subsets import LOOKUP_SUBSETS, subset_questions
 
     total = 0
     for subset in LOOKUP_SUBSETS:
@@ -152,7 +153,8 @@ def test_every_generated_question_has_exactly_one_answer_brute_force():
 def test_every_synthetic_cell_draws_its_questions_from_distinct_tables(subset):
     from collections import defaultdict
 
-    from suites.tableqa.items import _options, subset_questions
+    from suites.tableqa.items import _options
+    from suites.tableqa.subsets import subset_questions
 
     built = subset_questions(subset, DATA, _options(None))
     cells: dict[tuple[int, int], list] = defaultdict(list)
@@ -174,8 +176,9 @@ def test_every_synthetic_cell_draws_its_questions_from_distinct_tables(subset):
 
 def test_a_synthetic_prompt_is_built_when_read_and_checked_against_its_length():
     from suites.item import DataError, LazyText
-    from suites.tableqa.items import _lookup_items, _options, subset_questions
+    from suites.tableqa.items import _lookup_items, _options
     from suites.tableqa.prompts import prompt_prefix
+    from suites.tableqa.subsets import subset_questions
 
     built = subset_questions("syn2", DATA, _options(None))
     items = _lookup_items("syn2", built, _options(None))
@@ -311,7 +314,7 @@ def test_cell_text_is_the_visible_text_without_inserted_separators(cell, text):
 
 @pytest.mark.skipif(not (DATA / "tableqa").is_dir(), reason="no ../shared/data/tableqa")
 def test_wiki_cell_text_agrees_with_the_wtq_csv_and_has_no_tag_boundary_spaces():
-    from suites.tableqa.items import WTQ_DIR, wiki_tables
+    from suites.tableqa.wiki import WTQ_DIR, wiki_tables
     from suites.tableqa.wtq_csv import aligned_cells, csv_agreement
 
     tables = wiki_tables(DATA)

@@ -1,175 +1,37 @@
-"""Table-QA items: wiki and syn1-syn5 lookup questions, and the TableBench subset.
+"""Table-QA items: the wiki and syn1-syn5 lookup questions as prompts (the article's protocol).
 
 Source: the IDP team's Table-QA article (../shared/papers/003_63037db8327e6a22.txt);
-data: ``tableqa/`` under the data dir (SOURCES.md section 3).
+data: ``tableqa/`` under the data dir (SOURCES.md section 3). The subsets' questions:
+:mod:`suites.tableqa.subsets`; TableBench's items: :mod:`suites.tableqa.tablebench_items`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import inspect
 from collections.abc import Mapping
-from dataclasses import asdict, astuple
+from dataclasses import asdict
 from functools import lru_cache, partial
-from importlib import metadata
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from suites.derived_cache import cached_json, digest_of
-from suites.files import read_text
-from suites.item import DataError, DataMissing, Item, LazyText, SuiteData
+from suites.item import DataError, Item, LazyText, SuiteData
 from suites.options import parse_options
-from suites.tableqa import synthetic, tablebench
-from suites.tableqa.html import HTMLTableError, html_to_table
+from suites.tableqa import synthetic
 from suites.tableqa.metrics import MATCH_METRICS
 from suites.tableqa.prompts import SYSTEM_PROMPTS, prompt_prefix
-from suites.tableqa.questions import TEMPLATES, Question, filter_counts, sample_questions
-from suites.tableqa.suite import TableBenchOptions, TableQAOptions
-from suites.tableqa.tables import Table, to_markdown
-from suites.tableqa.wtq_csv import csv_agreement
+from suites.tableqa.questions import TEMPLATES
+from suites.tableqa.subsets import LOOKUP_SUBSETS, SubsetQuestions, subset_questions
+from suites.tableqa.suite import TableQAOptions
+from suites.tableqa.tables import to_markdown
 
-__all__ = [
-    "LOOKUP_SUBSETS",
-    "wiki_tables",
-    "load_items",
-    "load_tablebench",
-]
+__all__ = ["load_items"]
 
-WTQ_DIR = "tableqa/wtq/csv"
-LOOKUP_SUBSETS = ("wiki", *synthetic.SUBSETS)
-MIN_WIDTH, MAX_WIDTH, MIN_HEIGHT, MAX_HEIGHT = 2, 16, 1, 64  # article's table sizes
 MAX_TOKENS = 32
 STOP = ("\n",)
-CACHE_VERSION = "tableqa-questions-v4"  # bump when table parsing or wiki sampling changes
 
 
 def _options(options: TableQAOptions | Mapping[str, Any] | None) -> dict[str, Any]:
     return asdict(parse_options("tableqa", TableQAOptions, options))
-
-
-def _table_to_json(table: Table) -> list[Any]:
-    return [table.name, list(table.header), [list(r) for r in table.rows]]
-
-
-def _table_from_json(data: list[Any]) -> Table:
-    name, header, rows = data
-    return Table(name, tuple(header), tuple(tuple(r) for r in rows))
-
-
-def wiki_tables(data_dir: Path, dropped: dict[str, list[str]] | None = None) -> list[Table]:
-    """The WikiTableQuestions test tables, normalised from HTML, sized W 2-16 and H 1-64.
-
-    Args:
-        data_dir: the data folder.
-        dropped: filled with the files left out: ``no_table`` (no ``<table>`` with rows)
-            and ``size`` (outside the article's W 2-16, H 1-64).
-
-    Raises:
-        DataMissing: the ``tableqa/wtq/csv`` folder is absent.
-        DataError: a file is not UTF-8, or its HTML is truncated or broken (unclosed
-            ``<table>``, markup left in a cell); the message names the file.
-    """
-    dropped = dropped if dropped is not None else {}
-    dropped.setdefault("no_table", [])
-    dropped.setdefault("size", [])
-    root = data_dir / WTQ_DIR
-    files = sorted(root.glob("*/*.html"))
-    if not files:
-        raise DataMissing(f"{root}/*/*.html not found (see ../shared/data/SOURCES.md section 3)")
-    tables = []
-    for path in files:
-        try:
-            table = html_to_table(read_text(path), str(path.relative_to(root).with_suffix("")))
-        except HTMLTableError as exc:
-            if exc.broken:
-                raise DataError(f"{path}: {exc}") from None
-            dropped["no_table"].append(str(path.relative_to(root)))
-            continue
-        if MIN_WIDTH <= table.width <= MAX_WIDTH and MIN_HEIGHT <= table.height <= MAX_HEIGHT:
-            tables.append(table)
-        else:
-            dropped["size"].append(str(path.relative_to(root)))
-    return tables
-
-
-class SubsetQuestions(NamedTuple):
-    """One lookup subset as built: its sampled questions; the wiki tables (synthetic
-    subsets: none, their tables are regenerated from ``specs`` when a prompt is read); the
-    wiki files left out (``no_table``, ``size``), the question filter counts
-    (:func:`suites.tableqa.questions.filter_counts`) and the cell-text agreement with
-    WikiTableQuestions' CSVs (:func:`suites.tableqa.wtq_csv.csv_agreement`), each None or
-    empty for synthetic subsets."""
-
-    tables: list[Table]
-    questions: list[Question]
-    specs: dict[str, synthetic.TableSpec]
-    dropped: dict[str, list[str]]
-    filters: dict[str, Any] | None
-    csv_agreement: dict[str, int] | None
-
-
-def subset_questions(subset: str, data_dir: Path, opts: dict[str, Any]) -> SubsetQuestions:
-    """One subset's :class:`SubsetQuestions`, cached in the user cache.
-
-    The cache key covers the subset, the options that change the sample, the Faker
-    version (synthetic values) and, for wiki, the HTML files' contents.
-    """
-    key = [
-        CACHE_VERSION,
-        subset,
-        str(opts["per_cell"]),
-        str(opts["seed"]),
-    ]
-    if subset == "wiki":
-        root = data_dir / WTQ_DIR
-        files = sorted(root.glob("*/*.html"))
-        if not files:
-            raise DataMissing(
-                f"{root}/*/*.html not found (see ../shared/data/SOURCES.md section 3)"
-            )
-        key += [p.read_bytes() for p in files]  # type: ignore[misc]
-    else:  # the generator's code and Faker's data make the tables
-        key += [metadata.version("faker"), inspect.getsource(synthetic)]
-
-    dropped: dict[str, list[str]] = {}
-
-    def build() -> dict[str, Any]:
-        if subset != "wiki":
-            questions, specs = synthetic.sample_questions(
-                subset, opts["per_cell"], opts["seed"], range(MIN_WIDTH, MAX_WIDTH + 1), MAX_HEIGHT
-            )
-            return {
-                "tables": [],
-                "questions": [astuple(qu) for qu in questions],
-                "specs": {name: list(spec) for name, spec in specs.items()},
-                "dropped": {},
-                "filters": None,
-                "csv_agreement": None,
-            }
-        tables = wiki_tables(data_dir, dropped)
-        questions = sample_questions(tables, opts["per_cell"], opts["seed"], MAX_WIDTH, MAX_HEIGHT)
-        return {
-            "tables": [_table_to_json(t) for t in tables],
-            "questions": [astuple(qu) for qu in questions],
-            "specs": {},
-            "dropped": dropped,
-            "filters": filter_counts(tables, MAX_WIDTH, MAX_HEIGHT),
-            "csv_agreement": csv_agreement(tables, data_dir / WTQ_DIR),
-        }
-
-    data = cached_json(f"tableqa-{subset}", digest_of(key), build)
-    specs = {
-        name: synthetic.TableSpec(width, height, seed, tuple(header), chars, sha)
-        for name, (width, height, seed, header, chars, sha) in data["specs"].items()
-    }
-    return SubsetQuestions(
-        [_table_from_json(t) for t in data["tables"]],
-        [Question(*q) for q in data["questions"]],
-        specs,
-        data["dropped"],
-        data["filters"],
-        data["csv_agreement"],
-    )
 
 
 @lru_cache(maxsize=16)
@@ -283,109 +145,4 @@ def load_items(
             s: sum(1 for it in items if it.meta["subset"] == s) for s in LOOKUP_SUBSETS
         },
     }
-    return SuiteData(items=items, notes=notes)
-
-
-def load_tablebench(
-    data_dir: Path, options: TableBenchOptions | Mapping[str, Any] | None = None
-) -> SuiteData:
-    """TableBench test questions (Visualization skipped) with TableBench's DP prompts.
-
-    Raises:
-        DataMissing: the TableBench files are absent.
-        DataError: a malformed line, or a question subtype without an official template.
-    """
-    opts = asdict(parse_options("tablebench", TableBenchOptions, options))
-    if opts["source"] == "hub":
-        return tablebench_from_hub(opts)
-    test_path, examples_path = data_dir / tablebench.TEST_FILE, data_dir / tablebench.EXAMPLES_FILE
-    for path in (test_path, examples_path):
-        if not path.is_file():
-            raise DataMissing(f"{path} not found (see ../shared/data/SOURCES.md section 3)")
-    fields = ("id", "qtype", "qsubtype", "table", "question", "answer")
-    templates = tablebench.dp_templates(
-        read := tablebench.read_jsonl(examples_path, (*fields, "instruction"))
-    )
-    del read
-    rows = tablebench.read_jsonl(test_path, fields)
-    items = []
-    skipped = 0
-    seen: set[str] = set()
-    duplicates = []
-    for row in rows:
-        if row["qtype"] in tablebench.SKIPPED_QTYPES:
-            skipped += 1
-            continue
-        if row["id"] in seen:
-            duplicates.append(row["id"])
-            continue
-        seen.add(row["id"])
-        template = templates.get(row["qsubtype"])
-        if template is None:
-            raise DataError(
-                f"{test_path}: no official DP template for qsubtype {row['qsubtype']!r}"
-            )
-        prompt = template.format(table=str(row["table"]), question=row["question"])
-        items.append(_tablebench_item(row, prompt, opts))
-    notes = {
-        "source": "TableBench (Wu et al. 2025), DP prompts from the 54 official examples",
-        "data": "third-party copy of the 886-question test set (version unknown; SOURCES.md section 3)",
-        "options": opts,
-        "skipped": f"{skipped} Visualization questions (chart code is scored by running it)",
-        "duplicate_ids_skipped": duplicates,
-    }
-    return SuiteData(items=items, notes=notes)
-
-
-def _tablebench_item(row: Mapping[str, Any], prompt: str, opts: Mapping[str, Any]) -> Item:
-    return Item(
-        id=f"tablebench/{row['qtype']}/{row['id']}",
-        group=f"tablebench/{row['id']}",
-        prefix=prompt,
-        suffix=opts["answer_cue"],
-        reference=str(row["answer"]),
-        meta={"qtype": row["qtype"], "qsubtype": row["qsubtype"]},
-        max_tokens=128 if row["qtype"] == "DataAnalysis" else 64,
-        stop=("\n",) if opts["answer_cue"] else (),
-    )
-
-
-def tablebench_from_hub(opts: Mapping[str, Any]) -> SuiteData:
-    """TableBench's test set as released on the hub (the cleaned version), through the
-    ``datasets`` library: the rows with ``instruction_type`` DP, their ``instruction``
-    being the official DP prompt; Visualization skipped as for the local copy.
-
-    Raises:
-        DataError: ``datasets`` is not installed (the ``hub`` extra), the dataset cannot
-            be loaded, or a row lacks a field.
-    """
-    try:
-        import datasets
-    except ImportError:
-        raise DataError(
-            "tablebench.source=hub needs the datasets library: pip install -e '.[hub]'"
-        ) from None
-    try:
-        rows = datasets.load_dataset(opts["dataset"], split=opts["split"])
-    except Exception as exc:  # hub unreachable, no such dataset or split
-        raise DataError(
-            f"tablebench.dataset={opts['dataset']} ({opts['split']}): cannot be loaded: {type(exc).__name__}: {exc}"
-        ) from None
-    items, skipped, seen = [], 0, set()
-    fields = ("id", "qtype", "qsubtype", "question", "answer", "instruction", "instruction_type")
-    for index, row in enumerate(rows):
-        if any(row.get(f) is None for f in fields):
-            raise DataError(f"{opts['dataset']} row {index}: needs {', '.join(fields)}")
-        if row["instruction_type"] != "DP" or row["id"] in seen:
-            continue
-        if row["qtype"] in tablebench.SKIPPED_QTYPES:
-            skipped += 1
-            continue
-        seen.add(row["id"])
-        items.append(_tablebench_item(row, str(row["instruction"]), opts))
-    notes = {
-        "source": "TableBench (Wu et al. 2025), hub release, DP instructions as released",
-        "dataset": opts["dataset"], "split": opts["split"], "options": dict(opts),
-        "skipped": f"{skipped} Visualization questions (chart code is scored by running it)",
-    }  # fmt: skip
     return SuiteData(items=items, notes=notes)

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from suites.tableqa import article
-from suites.tableqa.items import LOOKUP_SUBSETS
 from suites.tableqa.metrics import MATCH_METRICS
+from suites.tableqa.subsets import LOOKUP_SUBSETS
 
 __all__ = [
     "results_table",

@@ -1,0 +1,125 @@
+"""TableBench items: the test questions with TableBench's DP prompts, from the local copy
+or the hub release.
+
+Source: TableBench (Wu et al. 2025); data: ``tableqa/tablebench/`` under the data dir
+(SOURCES.md section 3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from suites.item import DataError, DataMissing, Item, SuiteData
+from suites.options import parse_options
+from suites.tableqa import tablebench
+from suites.tableqa.suite import TableBenchOptions
+
+__all__ = ["load_tablebench", "tablebench_from_hub"]
+
+
+def load_tablebench(
+    data_dir: Path, options: TableBenchOptions | Mapping[str, Any] | None = None
+) -> SuiteData:
+    """TableBench test questions (Visualization skipped) with TableBench's DP prompts.
+
+    Raises:
+        DataMissing: the TableBench files are absent.
+        DataError: a malformed line, or a question subtype without an official template.
+    """
+    opts = asdict(parse_options("tablebench", TableBenchOptions, options))
+    if opts["source"] == "hub":
+        return tablebench_from_hub(opts)
+    test_path, examples_path = data_dir / tablebench.TEST_FILE, data_dir / tablebench.EXAMPLES_FILE
+    for path in (test_path, examples_path):
+        if not path.is_file():
+            raise DataMissing(f"{path} not found (see ../shared/data/SOURCES.md section 3)")
+    fields = ("id", "qtype", "qsubtype", "table", "question", "answer")
+    templates = tablebench.dp_templates(
+        read := tablebench.read_jsonl(examples_path, (*fields, "instruction"))
+    )
+    del read
+    rows = tablebench.read_jsonl(test_path, fields)
+    items = []
+    skipped = 0
+    seen: set[str] = set()
+    duplicates = []
+    for row in rows:
+        if row["qtype"] in tablebench.SKIPPED_QTYPES:
+            skipped += 1
+            continue
+        if row["id"] in seen:
+            duplicates.append(row["id"])
+            continue
+        seen.add(row["id"])
+        template = templates.get(row["qsubtype"])
+        if template is None:
+            raise DataError(
+                f"{test_path}: no official DP template for qsubtype {row['qsubtype']!r}"
+            )
+        prompt = template.format(table=str(row["table"]), question=row["question"])
+        items.append(_tablebench_item(row, prompt, opts))
+    notes = {
+        "source": "TableBench (Wu et al. 2025), DP prompts from the 54 official examples",
+        "data": "third-party copy of the 886-question test set (version unknown; SOURCES.md section 3)",
+        "options": opts,
+        "skipped": f"{skipped} Visualization questions (chart code is scored by running it)",
+        "duplicate_ids_skipped": duplicates,
+    }
+    return SuiteData(items=items, notes=notes)
+
+
+def _tablebench_item(row: Mapping[str, Any], prompt: str, opts: Mapping[str, Any]) -> Item:
+    return Item(
+        id=f"tablebench/{row['qtype']}/{row['id']}",
+        group=f"tablebench/{row['id']}",
+        prefix=prompt,
+        suffix=opts["answer_cue"],
+        reference=str(row["answer"]),
+        meta={"qtype": row["qtype"], "qsubtype": row["qsubtype"]},
+        max_tokens=128 if row["qtype"] == "DataAnalysis" else 64,
+        stop=("\n",) if opts["answer_cue"] else (),
+    )
+
+
+def tablebench_from_hub(opts: Mapping[str, Any]) -> SuiteData:
+    """TableBench's test set as released on the hub (the cleaned version), through the
+    ``datasets`` library: the rows with ``instruction_type`` DP, their ``instruction``
+    being the official DP prompt; Visualization skipped as for the local copy.
+
+    Raises:
+        DataError: ``datasets`` is not installed (the ``hub`` extra), the dataset cannot
+            be loaded, or a row lacks a field.
+    """
+    try:
+        import datasets
+    except ImportError:
+        raise DataError(
+            "tablebench.source=hub needs the datasets library: pip install -e '.[hub]'"
+        ) from None
+    try:
+        rows = datasets.load_dataset(opts["dataset"], split=opts["split"])
+    except Exception as exc:  # hub unreachable, no such dataset or split
+        raise DataError(
+            f"tablebench.dataset={opts['dataset']} ({opts['split']}): cannot be loaded: {type(exc).__name__}: {exc}"
+        ) from None
+    items, skipped, seen = [], 0, set()
+    fields = ("id", "qtype", "qsubtype", "question", "answer", "instruction", "instruction_type")
+    for index, row in enumerate(rows):
+        if any(row.get(f) is None for f in fields):
+            raise DataError(f"{opts['dataset']} row {index}: needs {', '.join(fields)}")
+        if row["instruction_type"] != "DP" or row["id"] in seen:
+            continue
+        if row["qtype"] in tablebench.SKIPPED_QTYPES:
+            skipped += 1
+            continue
+        seen.add(row["id"])
+        items.append(_tablebench_item(row, str(row["instruction"]), opts))
+    notes = {
+        "source": "TableBench (Wu et al. 2025), hub release, DP instructions as released",
+        "dataset": opts["dataset"], "split": opts["split"], "options": dict(opts),
+        "skipped": f"{skipped} Visualization questions (chart code is scored by running it)",
+    }  # fmt: skip
+    return SuiteData(items=items, notes=notes)
