@@ -41,7 +41,11 @@ def test_openai_backend_scores_like_the_in_process_fake(toy, server, mode, chat)
     _, local = run(toy, mode, "--no-cache")
     result, remote = openai_run(toy, server, mode, "--no-cache", *chat)
     assert result.ret == 0, result.stdout.str()
-    assert remote["aggregates"] == local["aggregates"]
+    if chat:  # chat answers lose their leading space (suites/answers.py): length differs
+        assert remote["aggregates"]["toy/accuracy"] == local["aggregates"]["toy/accuracy"]
+        assert remote["chat"]["rules"]["whitespace"] > 0
+    else:
+        assert remote["aggregates"] == local["aggregates"]
     assert remote["model"]["backend"] == "openai" and remote["model"]["path"] == server.url
     paths = {r["path"] for r in server.requests}
     assert paths == {"/v1/chat/completions" if chat else "/v1/completions"}
