@@ -171,6 +171,22 @@ def test_a_chat_run_is_rescored_with_the_same_parsing(chat_toy):
     assert other["chat"]["examples"] == record["chat"]["examples"]  # kept from the record
 
 
+def test_merged_shards_keep_the_chat_section_of_the_whole_run(chat_toy):
+    server = FakeOpenAIServer(flavour="llama-server").start()
+    try:
+        _, whole = served(chat_toy, server, [])
+        for i in (1, 2):
+            served(chat_toy, server, [], "--shard", f"{i}/2", "--report-json", f"s{i}.json")
+    finally:
+        server.stop()
+    merged = chat_toy.path / "merged.json"
+    result = chat_toy.run("extractbench", "merge", "s1.json", "s2.json", "-o", str(merged))
+    assert result.ret == 0, result.stdout.str() + result.stderr.str()
+    chat = read_json(merged)["chat"]
+    assert chat["rules"] == whole["chat"]["rules"] and chat["answers"] == whole["chat"]["answers"]
+    assert chat["examples"] == whole["chat"]["examples"]
+
+
 # ------------------------------------------------------------------ chat in process
 
 

@@ -103,13 +103,20 @@ def test_gpu_layers_on_the_cpu_build_is_one_usage_line_naming_the_cuda_build(toy
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--batch-size", "4"], "--batch-size 4: applies to --backend hf, not llama-cpp"),
-        (["--backend", "fake", "--flash-attn", "on"], "applies to --backend llama-cpp, not fake"),
+        (
+            ["--batch-size", "4"],
+            "--batch-size 4: applies to --backend hf in process, not --backend llama-cpp",
+        ),
+        (
+            ["--backend", "fake", "--flash-attn", "on"],
+            "applies to --backend llama-cpp in process, not --backend fake",
+        ),
         (["--backend", "hf", "--batch-size", "0"], "--batch-size 0: choose a number"),
         (["--backend", "hf", "--device", "cuda"], "sees no CUDA GPU"),
         (["--gpus", "0,x"], "--gpus 0,x: not a list of GPU indices"),
+        (["--serve", "--n-gpu-layers", "all"], "not --serve; for a GPU server start llama-server"),
     ],
-    ids=["hf-option-llama", "llama-option-fake", "batch-zero", "no-cuda", "bad-gpus"],
+    ids=["hf-option-llama", "llama-option-fake", "batch-zero", "no-cuda", "bad-gpus", "serve"],
 )
 def test_hardware_options_that_cannot_work_are_one_usage_line(toy, args, needle):
     if "hf" in args:

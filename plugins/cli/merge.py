@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from fixtures.models.chat import chat_facts
 from plugins.outputs.endpoint_stats import endpoint_stats
 from plugins.outputs.record import RunRecord, Selection, item_counts, new_run_id
 from plugins.run.shard import parse_shard
@@ -203,4 +204,7 @@ def merge_records(records: Sequence[RunRecord], names: Sequence[str]) -> RunReco
     endpoints = endpoint_stats([{"calls": it.calls} for it in merged_items])
     if endpoints:
         merged.endpoints = endpoints
+    if any(r.chat for r in records):  # the rule counts over every shard, each suite's example
+        dumped = [it.model_dump(include={"id", "suite", "calls"}) for it in merged_items]
+        merged.chat = chat_facts(dumped, [r.chat for r in records])
     return merged

@@ -54,15 +54,20 @@ def _hardware(config: pytest.Config) -> dict[str, Any]:
     """``--n-gpu-layers`` ... ``--gpus`` parsed into the backends' settings; an option of
     one backend given with another is a usage error (it would change nothing)."""
     get = config.getoption
-    backend = "llama-cpp" if get("serve") else get("backend")
+    backend = "--serve" if get("serve") else f"--backend {get('backend')}"
     given = {name: get(name) for name in LLAMA_ONLY + HF_ONLY if get(name) is not None}
-    for names, owner in ((LLAMA_ONLY, "llama-cpp"), (HF_ONLY, "hf")):
+    for names, owner in ((LLAMA_ONLY, "--backend llama-cpp"), (HF_ONLY, "--backend hf")):
         wrong = [n for n in names if n in given]
         if wrong and backend != owner and not get("rescore"):
             flag = "--" + wrong[0].replace("_", "-")
             raise pytest.UsageError(
-                f"{flag} {given[wrong[0]]}: applies to --backend {owner}, not {backend}"
-                + (" (--serve runs llama-server: its own options)" if get("serve") else "")
+                f"{flag} {given[wrong[0]]}: applies to {owner} in process, not {backend}"
+                + (  # the server is started on the CPU numerics of the in-process default
+                    "; for a GPU server start llama-server -ngl N yourself and pass "
+                    "--backend openai --base-url"
+                    if get("serve")
+                    else ""
+                )
             )
     try:
         llama = parse_llama_settings(
