@@ -40,7 +40,7 @@ E2E_FILE = "strucbench/e2e/test-fixed.csv"
 SCIGEN_FILES = ("strucbench/scigen/test-CL.json", "strucbench/scigen/test-Other.json")
 WTQ_DIR = "tableqa/wtq/csv"
 MAX_TOKENS_CAP = 512
-CACHE_VERSION = "strucbench-items-v3"  # bump when rendering or prompts change
+CACHE_VERSION = "strucbench-items-v4"  # bump when rendering, prompts or Item fields change
 
 
 def _literal(value: Any) -> Any:
