@@ -34,6 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from model_rates import rates_at  # noqa: E402  (benchmarks/model_rates.py)
+
 from fixtures.data import require_data_dir  # noqa: E402
 from fixtures.models.openai_backend import LLAMA_CPP_GREEDY  # noqa: E402
 from fixtures.models.serve import MODEL_ALIAS, start_server  # noqa: E402
@@ -146,27 +148,12 @@ def lm_eval_run(args: argparse.Namespace, items: list, folder: Path, concurrent:
 
 
 def rates(n_threads: int, prompt: str) -> tuple[float, float]:
-    """(prefill, decode) tokens/s of the default model with ``n_threads`` threads: one
-    prefill of ``prompt`` (at most 1,900 tokens), then 64 single-token decodes after it."""
-    import contextlib
+    """(prefill, decode) tokens/s of the default model with ``n_threads`` threads
+    (:func:`model_rates.rates_at`) on ``prompt``'s first 1,900 tokens."""
+    from fixtures.models.llama_cpp import vocabulary
 
-    from llama_cpp import Llama
-
-    from fixtures.models.repack import decide_here, no_extra_buffers
-
-    loading = contextlib.nullcontext() if decide_here("auto").repack else no_extra_buffers()
-    with loading:  # as the harness loads it (AMX CPUs: no repacking)
-        llm = Llama(str(default_model_path()), n_ctx=4096, n_threads=n_threads,
-                    n_threads_batch=n_threads, n_batch=512, verbose=False)  # fmt: skip
-    tokens = llm.tokenize(prompt.encode(), add_bos=True)[:1900]
-    llm.reset()
-    start = time.perf_counter()
-    llm.eval(tokens)
-    prefill = len(tokens) / (time.perf_counter() - start)
-    start = time.perf_counter()
-    for _ in range(64):
-        llm.eval([tokens[-1]])
-    return prefill, 64 / (time.perf_counter() - start)
+    tokens = vocabulary(default_model_path()).tokenize(prompt.encode(), add_bos=True)
+    return rates_at(n_threads, tokens[:1900])
 
 
 def lower_bound(items: list, completion_tokens: int, workers: int) -> dict:
@@ -176,7 +163,7 @@ def lower_bound(items: list, completion_tokens: int, workers: int) -> dict:
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    from llama_cpp import Llama
+    from fixtures.models.llama_cpp import vocabulary
 
     cores = os.cpu_count() or 1
     prompt = items[0].prompt
@@ -186,7 +173,7 @@ def lower_bound(items: list, completion_tokens: int, workers: int) -> dict:
         split = [f.result() for f in futures]
     parallel = (sum(r[0] for r in split), sum(r[1] for r in split))
     prefill, decode = max(single[0], parallel[0]), max(single[1], parallel[1])
-    vocab = Llama(str(default_model_path()), vocab_only=True, verbose=False)
+    vocab = vocabulary(default_model_path())
     prefixes = {it.group: it.prefix for it in items}
     unique = sum(len(vocab.tokenize(p.encode(), add_bos=True)) for p in prefixes.values())
     unique += sum(len(vocab.tokenize(it.suffix.encode(), add_bos=False)) for it in items)

@@ -45,6 +45,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from model_rates import rates_at  # noqa: E402  (benchmarks/model_rates.py)
+
 from fixtures.data import require_data_dir  # noqa: E402
 from fixtures.models import ModelSpec, load_backend  # noqa: E402
 from fixtures.models.wrappers import ReplayBackend  # noqa: E402
@@ -179,37 +181,6 @@ def unique_prompt_tokens(prompts: list[str]) -> tuple[int, int, int]:
         previous = seq
     lengths = [len(s) for s in seqs]
     return unique, sum(lengths), int(statistics.median(lengths)) if lengths else 0
-
-
-def rates_at(n_threads: int, tokens: list[int]) -> tuple[float, float]:
-    """(prefill, decode) tokens/s of the default model with ``n_threads`` threads: one
-    prefill of ``tokens`` (in a context just large enough, batch 512 as the harness), then
-    64 single-token decodes after it. ``lm_eval_compare.rates`` caps its prompt at 1,900
-    tokens in a 4,096-token context, too short for Table QA's prompts."""
-    import contextlib
-
-    from llama_cpp import Llama
-
-    from fixtures.models.repack import decide_here, no_extra_buffers
-
-    loading = contextlib.nullcontext() if decide_here("auto").repack else no_extra_buffers()
-    with loading:  # as the harness loads it (AMX CPUs: no repacking)
-        llm = Llama(
-            str(default_model_path()),
-            n_ctx=len(tokens) + 128,
-            n_threads=n_threads,
-            n_threads_batch=n_threads,
-            n_batch=512,
-            verbose=False,
-        )
-    llm.reset()
-    start = time.perf_counter()
-    llm.eval(tokens)
-    prefill = len(tokens) / (time.perf_counter() - start)
-    start = time.perf_counter()
-    for _ in range(64):
-        llm.eval([tokens[-1]])
-    return prefill, 64 / (time.perf_counter() - start)
 
 
 def machine_rates(tokens: list[int], workers: int) -> dict[str, float]:
