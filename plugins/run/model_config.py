@@ -11,6 +11,7 @@ from fixtures.models.gpus import parse_gpus
 from fixtures.models.hf_settings import parse_hf_settings
 from fixtures.models.llama_gpu import DEFAULT_FLASH_ATTN, DEFAULT_N_UBATCH, parse_llama_settings
 from fixtures.models.options import ModelOptionError, ModelOptions
+from fixtures.models.registry import backend_kind, installed_backends
 from suites.model import SettingsError
 
 __all__ = ["model_options"]
@@ -46,29 +47,28 @@ def model_options(config: pytest.Config, replay: bool) -> ModelOptions:
         raise pytest.UsageError(str(exc)) from None
 
 
-LLAMA_ONLY = ("n_gpu_layers", "main_gpu", "flash_attn", "n_ubatch")
-HF_ONLY = ("device", "dtype", "batch_size", "prefix_reuse")
+HARDWARE = ("--n-gpu-layers", "--main-gpu", "--flash-attn", "--n-ubatch", "--device", "--dtype",
+            "--batch-size", "--prefix-reuse")  # fmt: skip
 
 
 def _hardware(config: pytest.Config) -> dict[str, Any]:
-    """``--n-gpu-layers`` ... ``--gpus`` parsed into the backends' settings; an option of
-    one backend given with another is a usage error (it would change nothing)."""
+    """``--n-gpu-layers`` ... ``--gpus`` parsed into the backends' settings; an option the
+    run's backend does not read (``BackendKind.settings``) is a usage error: it would change
+    nothing. ``--serve`` starts its server with the CPU defaults and reads none."""
     get = config.getoption
-    backend = "--serve" if get("serve") else f"--backend {get('backend')}"
-    given = {name: get(name) for name in LLAMA_ONLY + HF_ONLY if get(name) is not None}
-    for names, owner in ((LLAMA_ONLY, "--backend llama-cpp"), (HF_ONLY, "--backend hf")):
-        wrong = [n for n in names if n in given]
-        if wrong and backend != owner and not get("rescore"):
-            flag = "--" + wrong[0].replace("_", "-")
-            raise pytest.UsageError(
-                f"{flag} {given[wrong[0]]}: applies to {owner} in process, not {backend}"
-                + (  # the server is started on the CPU numerics of the in-process default
-                    "; for a GPU server start llama-server -ngl N yourself and pass "
-                    "--backend openai --base-url"
-                    if get("serve")
-                    else ""
-                )
-            )
+    given = {o: get(o[2:].replace("-", "_")) for o in HARDWARE}
+    given = {option: value for option, value in given.items() if value is not None}
+    reads = () if get("serve") else backend_kind(get("backend")).settings
+    wrong = [option for option in given if option not in reads]
+    if wrong and not get("rescore"):
+        owner = next((k.name for k in installed_backends().values() if wrong[0] in k.settings), "?")
+        used = "--serve" if get("serve") else f"--backend {get('backend')}"
+        raise pytest.UsageError(
+            f"{wrong[0]} {given[wrong[0]]}: applies to --backend {owner} in process, not {used}"
+            + ("; for a GPU server start llama-server -ngl N yourself and pass --backend "
+               "openai --base-url" if get("serve") else "")
+        )  # fmt: skip
+    given = {option[2:].replace("-", "_"): value for option, value in given.items()}
     try:
         llama = parse_llama_settings(
             given.get("n_gpu_layers", "auto"), given.get("main_gpu"),

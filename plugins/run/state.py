@@ -41,8 +41,8 @@ class RunState:
         data: data provenance for the record.
         sent_suites: (worker) suites whose facts went to the controller.
         run_order: ``--concurrency``: item id -> (its items in run order, its index).
-        batched_groups: the groups whose first calls this process generated together
-            (group prefetch: :func:`fixtures.models.prefetch.prefetch_group`).
+        groups: group prefetch: this process's items by group, each group removed when its
+            first calls were generated together (:func:`fixtures.models.prefetch.prefetch_group`).
     """
 
     selected: list[str] = field(default_factory=list)
@@ -62,7 +62,7 @@ class RunState:
     data: dict[str, Any] = field(default_factory=dict)
     sent_suites: set[str] = field(default_factory=set)
     run_order: dict[str, tuple[list[Item], int]] | None = None
-    batched_groups: set[str] = field(default_factory=set)
+    groups: dict[str, list[Item]] | None = None
 
 
 STATE_KEY = pytest.StashKey[RunState]()

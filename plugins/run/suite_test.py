@@ -63,10 +63,11 @@ def _prefetch_group(
     together through the backend's ``generate_batch`` where it batches
     (``capabilities.batching``: hf's batches or shared prefix), each cached alone and
     held for its own item (:func:`fixtures.models.prefetch.prefetch_group`)."""
-    if item.group in state.batched_groups:
-        return
-    state.batched_groups.add(item.group)
-    group = [it for it in bench_items(session.items) if it.group == item.group]
+    if state.groups is None:  # once per process: this process's items by group
+        state.groups = {}
+        for it in bench_items(session.items):
+            state.groups.setdefault(it.group, []).append(it)
+    group = state.groups.pop(item.group, [])  # popped: a group is prefetched once
     if len(group) > 1:
         prefetch_group(model, requests_of(group))
 
