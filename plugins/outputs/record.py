@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from plugins.verdict.baseline import Comparison
+
 if TYPE_CHECKING:
     from plugins.verdict.decision import Verdict
 
@@ -169,24 +171,6 @@ class GateEntry(_Model):
     value: float | None = None
     passed: bool | None = None
     reason: str = ""
-
-
-class Comparison(_Model):
-    """One ``suite/metric`` against the baseline (``plugins.verdict.baseline``): means,
-    ``delta`` (mean per-item difference over the ``n_shared`` items) with its paired-bootstrap
-    95% interval, ``verdict``, and ``failed`` (``delta < -max_regression``, ``ci_high < 0``)."""
-
-    metric: str
-    current: float | None
-    baseline: float | None
-    delta: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n_shared: int
-    only_current: int
-    only_baseline: int
-    verdict: str
-    failed: bool
 
 
 class Baseline(_Model):

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from plugins.outputs.ctrf import ctrf_json
 from plugins.outputs.eee import eee_files
@@ -28,9 +29,11 @@ from plugins.outputs.record import RunRecord
 from plugins.outputs.record_io import dump_record
 from plugins.outputs.step_summary import StepSummary, step_summary_markdown
 from plugins.outputs.suite_reports import suite_reports
-from plugins.verdict.decision import Verdict
 from suites.files import write_output
 from suites.registry import Registry
+
+if TYPE_CHECKING:  # plugins.verdict imports the record models of this package
+    from plugins.verdict.decision import Verdict
 
 __all__ = ["Targets", "Written", "write_outputs", "remove_stale"]
 
