@@ -35,7 +35,7 @@ def run(items, url: str, concurrency: int) -> tuple[dict, list[str]]:
     texts = []
     for n, item in enumerate(items):
         window = items[n : n + concurrency]  # as plugins/suite_test.py does in one process
-        model.prefetch((it.prompt, it.max_tokens, it.stop, it.group) for it in window)
+        model.prefetch(it.request() for it in window)
         texts.append(model.generate(item.prompt, max_tokens=item.max_tokens, stop=item.stop).text)
     wall = time.perf_counter() - start
     model.close()

@@ -4,6 +4,7 @@ batch, each cached alone, each item's own call served from what was held."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
@@ -127,3 +128,29 @@ def test_the_model_fixtures_generate_batch_is_cached_and_logged_per_item(tmp_pat
     assert [g.text for g in out] == [ask(wrap(Batching(), None), it)[0].text for it in items]
     assert len(calls) == 4 and {c["batch_size"] for c in calls} == {4}
     assert len({c["key"] for c in calls}) == 4 and len(inner.batches) == 1
+
+
+@pytest.mark.parametrize("chat", [False, True], ids=["completion", "chat"])
+def test_a_request_sent_ahead_is_the_one_the_item_then_makes(tmp_path, chat):
+    """--concurrency: what is sent ahead is the item's own first call (its system text, the
+    stop strings the engine gets with stop_after_content), so the item's call takes it and
+    nothing is generated twice."""
+    from suites.protocol import generate
+
+    inner = Batching(batching=False)
+    info = ModelInfo("fake", "fake", "", "")
+    backend = CachingBackend(
+        info, "fake:seed=0", lambda: inner, GenerationCache(tmp_path), concurrency=2, chat=chat
+    )
+    system = "Read the record." if chat else ""
+    items = [  # a chat item's completion prompt begins with its system text (Item.system)
+        replace(it, prefix=f"{system}\n\n{it.prefix}" if chat else it.prefix, system=system,
+                stop=("\n",), stop_after_content=True)
+        for it in group(2)
+    ]  # fmt: skip
+    assert backend.prefetch(it.request() for it in items) == 2
+    for item in items:
+        with recording_calls([]):
+            generate(item, backend)
+    assert len(inner.single) == 2  # one generation per item, none again
+    backend.close()

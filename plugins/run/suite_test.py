@@ -53,7 +53,7 @@ def _prefetch_ahead(
             }
     ahead, start = state.run_order.get(item.id, ([item], 0))
     window = ahead[start : start + model.concurrency]
-    model.prefetch((it.prompt, it.max_tokens, it.stop, it.group) for it in window)
+    model.prefetch(it.request() for it in window)
 
 
 def _prefetch_group(
