@@ -20,10 +20,10 @@ MODES = {"serial": ["-n", "0"], "xdist": ["-n", "2"]}
 FAKE_GPUS = """
 import os
 
-import fixtures.models.hardware as hardware
+import fixtures.models.gpus as gpus
 from fixtures.models.gpus import Gpu
 
-hardware.visible_gpus = lambda: [
+gpus.llama_devices = lambda: [  # what a CUDA build of llama.cpp would list
     Gpu(0, "Fake A100", 40960, source="torch"), Gpu(1, "Fake L4", 23034, source="torch"),
 ]
 
@@ -115,15 +115,23 @@ def test_gpu_layers_on_the_cpu_build_is_one_usage_line_naming_the_cuda_build(toy
         (["--backend", "hf", "--device", "cuda"], "sees no CUDA GPU"),
         (["--gpus", "0,x"], "--gpus 0,x: not a list of GPU indices"),
         (["--serve", "--n-gpu-layers", "all"], "not --serve; for a GPU server start llama-server"),
+        (["--backend", "fake", "--gpus", "0"], "--gpus 0: applies to --backend llama-cpp or hf"),
     ],
-    ids=["hf-option-llama", "llama-option-fake", "batch-zero", "no-cuda", "bad-gpus", "serve"],
+    ids=[
+        "hf-option-llama",
+        "llama-option-fake",
+        "batch-zero",
+        "no-cuda",
+        "bad-gpus",
+        "serve",
+        "gpus-fake",
+    ],  # fmt: skip
 )
 def test_hardware_options_that_cannot_work_are_one_usage_line(toy, args, needle):
     if "hf" in args:
         require_installed("torch", "transformers")
     result = toy.runpytest_subprocess("--data-dir", "data", *args)
-    assert result.ret == 4, result.stdout.str()
-    assert needle in result.stderr.str()
+    one_usage_line(result, needle)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -175,8 +183,15 @@ def test_more_workers_than_gpus_share_them_with_one_warning(toy):
 def test_a_gpu_that_is_not_visible_is_one_usage_line(toy):
     toy.makeconftest(TOY_CONFTEST + FAKE_GPUS)
     result = toy.runpytest_subprocess("--data-dir", "data", "-n", "2", "--gpus", "5")
-    assert result.ret == 4
-    assert "GPU 5 is not visible (visible: 0, 1)" in result.stderr.str()
+    one_usage_line(result, "GPU 5 is not visible (visible: 0, 1)")
+
+
+def one_usage_line(result: pytest.RunResult, needle: str) -> None:
+    """Exit 4 with exactly one ``ERROR:`` line holding ``needle``, and no traceback."""
+    assert result.ret == 4, result.stdout.str()
+    lines = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+    assert len(lines) == 1 and needle in lines[0], result.stderr.str()
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
 
 
 @pytest.mark.parametrize("mode", MODES)

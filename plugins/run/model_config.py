@@ -9,7 +9,7 @@ import pytest
 
 from fixtures.models.gpus import parse_gpus
 from fixtures.models.hf_settings import parse_hf_settings
-from fixtures.models.llama_gpu import DEFAULT_FLASH_ATTN, DEFAULT_N_UBATCH, parse_llama_settings
+from fixtures.models.llama_gpu import parse_llama_settings
 from fixtures.models.options import ModelOptionError, ModelOptions
 from fixtures.models.registry import backend_kind, installed_backends
 from suites.model import SettingsError
@@ -47,38 +47,34 @@ def model_options(config: pytest.Config, replay: bool) -> ModelOptions:
         raise pytest.UsageError(str(exc)) from None
 
 
-HARDWARE = ("--n-gpu-layers", "--main-gpu", "--flash-attn", "--n-ubatch", "--device", "--dtype",
-            "--batch-size", "--prefix-reuse")  # fmt: skip
+LLAMA_SETTINGS = ("n_gpu_layers", "main_gpu", "flash_attn", "n_ubatch")
+HF_SETTINGS = ("device", "dtype", "batch_size", "prefix_reuse")
 
 
 def _hardware(config: pytest.Config) -> dict[str, Any]:
-    """``--n-gpu-layers`` ... ``--gpus`` parsed into the backends' settings; an option the
-    run's backend does not read (``BackendKind.settings``) is a usage error: it would change
-    nothing. ``--serve`` starts its server with the CPU defaults and reads none."""
+    """``--n-gpu-layers`` ... ``--gpus`` parsed into the backends' settings (an option not
+    given keeps its parser's default). An option the run's backend does not read
+    (``BackendKind.settings``; ``--gpus``: ``BackendKind.gpu_devices``) is a usage error: it
+    would change nothing. ``--serve`` starts its server with the CPU defaults and reads none."""
     get = config.getoption
-    given = {o: get(o[2:].replace("-", "_")) for o in HARDWARE}
-    given = {option: value for option, value in given.items() if value is not None}
-    reads = () if get("serve") else backend_kind(get("backend")).settings
-    wrong = [option for option in given if option not in reads]
+    given = {n: get(n) for n in (*LLAMA_SETTINGS, *HF_SETTINGS, "gpus") if get(n) is not None}
+    kind = None if get("serve") else backend_kind(get("backend"))
+    reads = {*kind.settings, *(("--gpus",) if kind.gpu_devices else ())} if kind else set()
+    wrong = [n for n in given if "--" + n.replace("_", "-") not in reads]
     if wrong and not get("rescore"):
-        owner = next((k.name for k in installed_backends().values() if wrong[0] in k.settings), "?")
+        flag = "--" + wrong[0].replace("_", "-")
+        owners = [k.name for k in installed_backends().values()
+                  if flag in k.settings or (flag == "--gpus" and k.gpu_devices)]  # fmt: skip
         used = "--serve" if get("serve") else f"--backend {get('backend')}"
         raise pytest.UsageError(
-            f"{wrong[0]} {given[wrong[0]]}: applies to --backend {owner} in process, not {used}"
-            + ("; for a GPU server start llama-server -ngl N yourself and pass --backend "
-               "openai --base-url" if get("serve") else "")
+            f"{flag} {given[wrong[0]]}: applies to --backend {' or '.join(owners)} in process, "
+            f"not {used}" + ("; for a GPU server start llama-server -ngl N yourself and pass "
+                             "--backend openai --base-url" if get("serve") else "")
         )  # fmt: skip
-    given = {option[2:].replace("-", "_"): value for option, value in given.items()}
     try:
-        llama = parse_llama_settings(
-            given.get("n_gpu_layers", "auto"), given.get("main_gpu"),
-            given.get("flash_attn", DEFAULT_FLASH_ATTN), given.get("n_ubatch", DEFAULT_N_UBATCH),
-        )  # fmt: skip
-        hf = parse_hf_settings(
-            given.get("device", "auto"), given.get("dtype", "auto"),
-            given.get("batch_size", "1"), given.get("prefix_reuse", "auto"),
-        )  # fmt: skip
-        gpus = parse_gpus(get("gpus"))
+        llama = parse_llama_settings(**{n: given[n] for n in LLAMA_SETTINGS if n in given})
+        hf = parse_hf_settings(**{n: given[n] for n in HF_SETTINGS if n in given})
+        gpus = parse_gpus(given.get("gpus"))
     except SettingsError as exc:
         raise pytest.UsageError(str(exc)) from None
     return {"llama": llama, "hf": hf, "gpus": gpus}

@@ -63,6 +63,8 @@ def _prefetch_group(
     together through the backend's ``generate_batch`` where it batches
     (``capabilities.batching``: hf's batches or shared prefix), each cached alone and
     held for its own item (:func:`fixtures.models.prefetch.prefetch_group`)."""
+    if not model.capabilities.batching:  # llama.cpp in process: one sequence, item by item
+        return
     if state.groups is None:  # once per process: this process's items by group
         state.groups = {}
         for it in bench_items(session.items):
