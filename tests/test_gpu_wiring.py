@@ -11,7 +11,11 @@ import os
 
 import pytest
 
+from fixtures.models.llama_gpu import supports_gpu_offload
 from tests.conftest import TOY_CONFTEST, read_json, require_installed, toy_rows
+
+# what a CPU build of llama-cpp-python does (CI's build); a CUDA build offloads instead
+cpu_build = pytest.mark.skipif(supports_gpu_offload(), reason="this llama.cpp build offloads")
 
 MODES = {"serial": ["-n", "0"], "xdist": ["-n", "2"]}
 
@@ -92,6 +96,7 @@ def _install_backend(toy: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
 
 
+@cpu_build
 def test_gpu_layers_on_the_cpu_build_is_one_usage_line_naming_the_cuda_build(toy):
     result = toy.runpytest_subprocess("--data-dir", "data", "--n-gpu-layers", "1")
     assert result.ret == 4
@@ -130,10 +135,16 @@ def test_gpu_layers_on_the_cpu_build_is_one_usage_line_naming_the_cuda_build(toy
 def test_hardware_options_that_cannot_work_are_one_usage_line(toy, args, needle):
     if "hf" in args:
         require_installed("torch", "transformers")
+    if "cuda" in args:
+        import torch
+
+        if torch.cuda.is_available():
+            pytest.skip("torch sees a CUDA GPU here")
     result = toy.runpytest_subprocess("--data-dir", "data", *args)
     one_usage_line(result, needle)
 
 
+@cpu_build
 @pytest.mark.parametrize("mode", MODES)
 def test_the_cpu_build_runs_auto_on_the_cpu_and_the_record_says_so(toy, mode):
     result = toy.runpytest_subprocess(
