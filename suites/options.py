@@ -14,6 +14,7 @@ from suites.item import DataError
 __all__ = ["NoOptions", "parse_options", "option_names", "truthy"]
 
 _FALSE = ("0", "false", "no", "off")
+_TRUE = ("1", "true", "yes", "on")
 T = TypeVar("T")
 
 
@@ -26,6 +27,15 @@ def truthy(text: object) -> bool:
     """A command-line or environment value as a boolean: ``""``, ``0``, ``false``, ``no``
     and ``off`` (any case) are False, anything else True."""
     return str(text).strip().lower() not in ("", *_FALSE)
+
+
+def _boolean(suite: str, key: str, value: object) -> bool:
+    """A boolean suite option: one of true/false, 1/0, yes/no, on/off (any case); a typo
+    such as ``minea.control=flase`` is an error, never True."""
+    text = str(value).strip().lower()
+    if text not in (*_TRUE, *_FALSE):
+        raise DataError(f"{suite}.{key}={value}: must be true or false (also 1/0, yes/no, on/off)")
+    return text in _TRUE
 
 
 def option_names(cls: type) -> tuple[str, ...]:
@@ -46,7 +56,7 @@ def _convert(suite: str, key: str, value: Any, kind: Any) -> Any:
         (kind,) = [a for a in args if a is not type(None)]
     try:
         if kind is bool:
-            return value if isinstance(value, bool) else truthy(value)
+            return value if isinstance(value, bool) else _boolean(suite, key, value)
         if kind is str:
             return str(value)
         return kind(value)
@@ -57,8 +67,9 @@ def _convert(suite: str, key: str, value: Any, kind: Any) -> Any:
 def parse_options(suite: str, cls: type[T], values: Mapping[str, Any] | T | None = None) -> T:
     """The suite's typed options: ``cls``'s defaults updated by ``values``.
 
-    Strings are converted to each field's type: ``"false"``/``"0"``/``"no"``/``"off"`` are
-    False for a ``bool``, numbers are parsed for ``int`` and ``float``, a ``Literal[...]``
+    Strings are converted to each field's type: ``"true"``/``"1"``/``"yes"``/``"on"`` are
+    True and ``"false"``/``"0"``/``"no"``/``"off"`` False for a ``bool`` (any other text is
+    an error), numbers are parsed for ``int`` and ``float``, a ``Literal[...]``
     field takes one of its values, ``str | None`` any string. An instance of ``cls`` is
     returned as it is.
 

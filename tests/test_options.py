@@ -43,6 +43,11 @@ def test_command_line_strings_take_their_field_types():
             r"^unknown s option\(s\) iteration; known: judge, iterations, share, needles, mode$",
         ),
         ({"iterations": "two"}, r"^s.iterations=two: must be int$"),
+        (
+            {"judge": "flase"},
+            r"^s.judge=flase: must be true or false \(also 1/0, yes/no, on/off\)$",
+        ),
+        ({"judge": ""}, r"^s.judge=: must be true or false"),
         ({"share": "x"}, r"^s.share=x: must be float$"),
         ({"mode": "c"}, r"^s.mode=c: must be one of a, b$"),
         ({"iterations": "-1"}, r"^s options: iterations=-1: must be >= 0$"),
