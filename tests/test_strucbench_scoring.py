@@ -275,6 +275,10 @@ def test_a_bertscore_folder_must_be_a_model_with_that_layer(tmp_path):
         resolve_encoder(str(tmp_path))
     (tmp_path / "config.json").write_text('{"num_hidden_layers": 4}')
     (tmp_path / "model.safetensors").write_bytes(b"weights")
+    with pytest.raises(DataError, match="has no tokenizer"):  # not a traceback per item
+        resolve_encoder(str(tmp_path))
+    (tmp_path / "vocab.txt").write_text("[PAD]\n")
+    resolve_encoder.cache_clear()
     encoder = resolve_encoder(str(tmp_path))
     assert encoder is not None and encoder.layer == 4 and encoder.path == str(tmp_path)
     assert resolve_encoder(str(tmp_path), 2).layer == 2

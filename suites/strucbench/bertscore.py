@@ -20,7 +20,6 @@ layer and the SHA-256 of its weights.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import importlib.util
 import json
@@ -29,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from suites.files import sha256_of
 from suites.item import DataError
 
 __all__ = [
@@ -83,11 +83,13 @@ def _encoder_at(name: str, folder: Path, layer: int | None, option: str) -> Bert
     chosen = layers if layer is None else layer
     if not 1 <= chosen <= layers:
         raise DataError(f"strucbench.bertscore_layer={layer}: the encoder has {layers} layers")
-    digest = hashlib.sha256()
-    with weights.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return BertScoreEncoder(name, str(folder), chosen, digest.hexdigest())
+    tokenizer = ("tokenizer.json", "vocab.txt", "tokenizer_config.json")
+    if not any((folder / t).is_file() for t in tokenizer):
+        raise DataError(
+            f"strucbench.bertscore={option}: {folder} has no tokenizer "
+            f"(needs {' or '.join(tokenizer)})"
+        )
+    return BertScoreEncoder(name, str(folder), chosen, sha256_of(weights))
 
 
 @lru_cache(maxsize=4)
