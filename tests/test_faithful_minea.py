@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from itertools import combinations
 from pathlib import Path
 
@@ -231,4 +231,4 @@ def test_the_judge_is_never_the_model_under_test_unless_asked():
     assert judge_for("off", Models(model, other)) == (None, "none")
     with pytest.raises(DataError, match="minea.judge=true: must be one of auto, self, off"):
         SUITE.parse_options({"judge": "true"})
-    assert replace(MineaOptions(), judge="self").judge == "self"
+    assert SUITE.parse_options({"judge": "self"}).judge == "self"
