@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from plugins.cli.main import main as cli_main
 from plugins.outputs.exports import ExportError, parse_exports
 from plugins.outputs.record_io import parse_record
 from plugins.outputs.step_summary import STEP_SUMMARY_LIMIT, step_summary_markdown
+from suites.options import truthy
 from tests.conftest import read_json
 from tests.test_plugin import MODES
 from tests.third_party_schemas import Unavailable, schema
@@ -35,6 +37,10 @@ def validators() -> dict[str, jsonschema.Draft7Validator]:
             "ctrf": schema("ctrf", "ctrf"),
         }
     except Unavailable as exc:
+        if truthy(os.environ.get("EXTRACTBENCH_REQUIRE_SCHEMAS", "")):  # CI: never skip these
+            pytest.fail(
+                f"EXTRACTBENCH_REQUIRE_SCHEMAS is set and the schemas cannot be fetched: {exc}"
+            )
         pytest.skip(f"the exports' published schemas cannot be fetched here: {exc}")
     checker = jsonschema.Draft7Validator.FORMAT_CHECKER
     return {k: jsonschema.Draft7Validator(v, format_checker=checker) for k, v in found.items()}
