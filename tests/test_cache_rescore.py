@@ -128,7 +128,7 @@ class Counting:
     def __init__(self) -> None:
         self.calls = 0
 
-    def generate(self, prompt, *, max_tokens, stop=(), grammar=None):
+    def generate(self, prompt, *, max_tokens, stop=(), grammar=None, system=None):
         self.calls += 1
         return Generation(prompt[::-1], 3, 2, 0.5)
 

@@ -62,7 +62,13 @@ class Scripted:
         return len(text.split())
 
     def generate(
-        self, prompt: str, *, max_tokens: int, stop: Sequence[str] = (), grammar: str | None = None
+        self,
+        prompt: str,
+        *,
+        max_tokens: int,
+        stop: Sequence[str] = (),
+        grammar: str | None = None,
+        system: str | None = None,
     ) -> Generation:
         self.prompts.append(prompt)
         self.grammars.append(grammar)

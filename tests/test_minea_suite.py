@@ -31,7 +31,7 @@ class Extractor:
     capabilities = Capabilities()
     info = ModelInfo("paragraph-heads", "fake", "", "")
 
-    def generate(self, prompt, *, max_tokens, stop=(), grammar=None):
+    def generate(self, prompt, *, max_tokens, stop=(), grammar=None, system=None):
         if prompt.startswith("You check an information extraction"):
             needle = json.loads(prompt.split("Needle:\n", 1)[1].split("\n", 1)[0])
             listed = prompt.split("Extracted entities:", 1)[1]
