@@ -14,9 +14,15 @@ and reads both run records. Per suite and mode:
 - ``model_s``: the seconds of the suite's model calls (their latencies summed);
 - ``rules``: with chat on, how many answers each parsing rule touched (whole run).
 
-Run (niced; ``--limit 2`` took NN minutes on 2 busy cores, see docs/chat.md):
+``--limit`` picks items of different groups, so the FDA items share no prefix there; the
+items of one FDA chunk (``--fda-group``, 12 keys of one chunk) are run apart in both modes
+for FDA's prefix reuse.
 
-    nice python benchmarks/chat_compare.py --limit 2 --data-dir ../shared/data
+Run (niced; ``--limit 2`` took 41 min with chat off and 11 min with it on, on 2 cores
+under load 3.5-5; the table is in docs/chat.md):
+
+    nice python benchmarks/chat_compare.py --limit 2 --data-dir ../shared/data -- \\
+        --suite-option minea.iterations=1
 
 The 270M model is a base model, never trained on this template: the comparison shows what
 the chat path costs and keeps (prefix reuse, non-empty answers), not an instruct model's
@@ -42,17 +48,20 @@ from tests.chat_gguf import templated_gguf  # noqa: E402
 MODES = ("off", "on")
 
 
-def run_mode(model: Path, mode: str, args: argparse.Namespace, folder: Path) -> dict:
+def run_mode(
+    model: Path, mode: str, args: argparse.Namespace, folder: Path, select: list[str] | None = None
+) -> dict:
     """``pytest suites/`` with ``--chat MODE``; its run record and wall seconds.
 
     Raises:
         RuntimeError: pytest exited with a status other than 0 (gates passed) or 1 (a gate
             failed: the base model may score low), or wrote no record.
     """
-    record = folder / f"chat-{mode}.json"
+    record = folder / f"chat-{mode}{'-group' if select else ''}.json"
+    chosen = select or ["suites/", "--limit", str(args.limit)]
     command = [
-        sys.executable, "-m", "pytest", "suites/", "-q", "-p", "no:cacheprovider",
-        "--model", str(model), "--chat", mode, "--limit", str(args.limit), "--no-cache",
+        sys.executable, "-m", "pytest", *chosen, "-q", "-p", "no:cacheprovider",
+        "--model", str(model), "--chat", mode, "--no-cache",
         "--data-dir", str(args.data_dir), "--report-json", str(record), "-n", str(args.workers),
         *args.pytest_args,
     ]  # fmt: skip
@@ -110,17 +119,23 @@ def markdown(result: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--limit", type=int, default=2, help="items per suite (--limit)")
+    parser.add_argument(
+        "--limit", type=int, default=2, help="items per suite (--limit); 0: only --fda-group"
+    )
     parser.add_argument("--workers", type=int, default=1, help="pytest -n")
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--markdown", action="store_true", help="also print the table")
+    parser.add_argument(
+        "--fda-group", default="fda/K112104/c0", help="also run this FDA chunk's items (one "
+        "group: its prefix reuse) in both modes; '' to skip",
+    )  # fmt: skip
     parser.add_argument("pytest_args", nargs="*", help="more pytest options (after --)")
     args = parser.parse_args()
     args.data_dir = require_data_dir(args.data_dir, ROOT)
     model = templated_gguf()
     result: dict = {"model": model.name, "limit": args.limit, "suites": {}, "runs": {}}
     with tempfile.TemporaryDirectory() as folder:
-        for mode in MODES:
+        for mode in MODES if args.limit else ():  # --limit 0: the FDA group alone
             done = run_mode(model, mode, args, Path(folder))
             record = done["record"]
             result["suites"][mode] = per_suite(record)
@@ -132,8 +147,14 @@ def main() -> None:
                 "examples": (record.get("chat") or {}).get("examples"),
             }
             print(mode, json.dumps(result["suites"][mode]), file=sys.stderr, flush=True)
+        for mode in MODES if args.fda_group else ():
+            select = ["suites/fda", "-k", args.fda_group.replace("/", " and "), "--allow-subset"]
+            done = run_mode(model, mode, args, Path(folder), select)
+            group = per_suite(done["record"])["fda"]
+            result.setdefault("fda_group", {})[mode] = group
+            print(mode, args.fda_group, json.dumps(group), file=sys.stderr, flush=True)
     print(json.dumps(result, indent=1))
-    if args.markdown:
+    if args.markdown and args.limit:
         print(markdown(result))
 
 

@@ -18,10 +18,16 @@ llama.cpp and by transformers through ``gguf_file=``), one after the other in on
 
 Each row: wall seconds (model load excluded, printed apart), items/s, generated tokens/s
 (the model's own completion tokens; lm-eval's counted with the tokenizer), accuracy
-(containment), and how many answers equal ``hf batch 1``'s and ``llama-cpp cpu``'s. Run
-(niced; hours on 2 busy cores):
+(containment), and how many answers equal ``hf batch 1``'s and ``llama-cpp cpu``'s.
 
-    nice python benchmarks/gpu_throughput.py --items 100 --device cpu --threads 2
+The in-process rows run group by group, every row on a group before the next group (so a
+run cut short still compares the rows on the groups it finished), and each (row, group) is
+appended to ``--log`` (JSON lines: answers, tokens, seconds) as soon as it is done; a run
+given the same ``--log`` again skips what the log holds. The summary is computed from the
+log: a row not finished on every group is marked partial, and the answer agreement is
+counted over the items both rows answered. Run (niced; hours on 2 busy cores):
+
+    nice python benchmarks/gpu_throughput.py --items 100 --device cpu --threads 2 --log reports/gpu-throughput.jsonl
 """
 
 from __future__ import annotations
@@ -90,54 +96,127 @@ def row(items: list, generations: list[Generation], wall: float, **extra: Any) -
     }
 
 
-def llama_run(path: Path, items: list, threads: int, layers: str) -> dict:
+class Log:
+    """The (row, group) results of a run, appended to a JSON-lines file as each is done and
+    read back by a run given the same file (nothing measured is lost to a stop)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path, self.parts = path, {}
+        if path is not None and path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    part = json.loads(line)
+                    self.parts[(part["row"], part["group"])] = part
+
+    def has(self, name: str, group: str) -> bool:
+        return (name, group) in self.parts
+
+    def add(self, name: str, group: list, out: list[Generation], seconds: float, **extra: Any) -> None:  # fmt: skip
+        part = {
+            "row": name, "group": group[0].group, "ids": [it.id for it in group],
+            "texts": [g.text for g in out], "tokens": [g.completion_tokens for g in out],
+            "seconds": round(seconds, 3), **extra,
+        }  # fmt: skip
+        self.parts[(name, part["group"])] = part
+        if self.path is not None:
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(part) + "\n")
+        print(name, part["group"], f"{len(out)} items {seconds:.1f} s", file=sys.stderr, flush=True)
+
+    def row(self, name: str, items: list, **extra: Any) -> dict | None:
+        """The row over the groups logged for it (None: none); ``partial`` when some
+        group of ``items`` is missing."""
+        groups = [g for g in groups_of(items) if self.has(name, g[0].group)]
+        if not groups:
+            return None
+        done = [it for g in groups for it in g]
+        parts = [self.parts[(name, g[0].group)] for g in groups]
+        made = [Generation(t, 0, n, 0.0) for p in parts for t, n in zip(p["texts"], p["tokens"], strict=True)]  # fmt: skip
+        result = row(done, made, sum(p["seconds"] for p in parts), **extra)
+        result["ids"] = [it.id for it in done]
+        batches: dict[str, int] = {}
+        for p in parts:
+            for size, n in p.get("batches", {}).items():
+                batches[size] = batches.get(size, 0) + n
+        if batches:
+            result["batches"] = batches
+        if len(done) < len(items):
+            result["partial"] = f"{len(groups)} of {len(groups_of(items))} groups"
+        return result
+
+
+def llama_backend(path: Path, threads: int, layers: str) -> Any:
     from fixtures.models.llama_cpp import LlamaCppBackend
     from fixtures.models.llama_gpu import parse_llama_settings
 
-    start = time.perf_counter()
-    backend = LlamaCppBackend(
-        path, n_ctx=4096, n_threads=threads, settings=parse_llama_settings(n_gpu_layers=layers)
-    )
-    loaded = time.perf_counter() - start
-    start = time.perf_counter()
-    out = []
-    for item in items:
-        with routing(item.group):  # a new group starts from an empty KV cache, as in a run
-            out.append(backend.generate(item.prompt, max_tokens=item.max_tokens, stop=item.stop))
-    return row(items, out, time.perf_counter() - start, load_s=round(loaded, 1), settings=backend.describe())  # fmt: skip
+    settings = parse_llama_settings(n_gpu_layers=layers)
+    return LlamaCppBackend(path, n_ctx=4096, n_threads=threads, settings=settings)
 
 
-def hf_runs(path: Path, items: list, device: str, threads: int, modes: list[str]) -> dict:
-    from fixtures.models.hf import HFBackend
-    from fixtures.models.hf_settings import parse_hf_settings
+def llama_group(backend: Any, group: list) -> list[Generation]:
+    """A group's items one after the other, from an empty KV cache (as in a run)."""
+    with routing(group[0].group):
+        return [backend.generate(it.prompt, max_tokens=it.max_tokens, stop=it.stop) for it in group]  # fmt: skip
 
-    start = time.perf_counter()
-    backend = HFBackend(path, n_threads=threads, settings=parse_hf_settings(device=device))
-    loaded = round(time.perf_counter() - start, 1)
-    base = backend.placement
-    runs = {}
-    for mode in modes:
-        backend.batch_sizes.clear()
+
+def hf_group(backend: Any, base: Any, mode: str, group: list) -> list[Generation]:
+    """A group through transformers: ``1`` each prompt alone and whole, ``N``/``auto``
+    left-padded batches, ``reuse`` the chunk computed once and each key continued."""
+    if mode == "1":
+        return [backend.generate(it.prompt, max_tokens=it.max_tokens, stop=it.stop) for it in group]  # fmt: skip
+    reuse = mode == "reuse"
+    size = None if mode == "auto" else 1 if reuse else int(mode)
+    backend.placement = replace(base, batch_size=size, prefix_reuse=reuse)
+    requests = [Request(it.prompt, it.max_tokens, it.stop, prefix=str(it.prefix)) for it in group]
+    return backend.generate_batch(requests)
+
+
+def hf_name(mode: str) -> str:
+    return "hf prefix reuse" if mode == "reuse" else f"hf batch {mode}"
+
+
+def in_process_rows(path: Path, items: list, args: argparse.Namespace, log: Log) -> dict:
+    """Every in-process row, group by group (each row on a group before the next group),
+    each (row, group) logged as it is done; the rows over what the log holds."""
+    from fixtures.models.llama_gpu import supports_gpu_offload
+
+    loads: dict[str, float] = {}
+    runners: dict[str, Any] = {}  # row name -> (group -> generations)
+    if "llama" not in args.skip:
+        layers = ["0", "all"] if supports_gpu_offload() else ["0"]
+        for n in layers:
+            name = "llama-cpp cpu" if n == "0" else "llama-cpp gpu"
+            start = time.perf_counter()
+            backend = llama_backend(path, args.threads, n)
+            loads[name] = round(time.perf_counter() - start, 1)
+            runners[name] = lambda g, b=backend: llama_group(b, g)
+    if "hf" not in args.skip:
+        from fixtures.models.hf import HFBackend
+        from fixtures.models.hf_settings import parse_hf_settings
+
         start = time.perf_counter()
-        if mode == "1":  # each prompt alone, whole
-            out = [backend.generate(it.prompt, max_tokens=it.max_tokens, stop=it.stop) for it in items]  # fmt: skip
-        else:
-            reuse = mode == "reuse"
-            size = None if mode == "auto" else 1 if reuse else int(mode)
-            backend.placement = replace(base, batch_size=size, prefix_reuse=reuse)
-            out = []
-            for group in groups_of(items):
-                out += backend.generate_batch(
-                    [
-                        Request(it.prompt, it.max_tokens, it.stop, prefix=str(it.prefix))
-                        for it in group
-                    ]  # fmt: skip
-                )
-        wall = time.perf_counter() - start
-        name = "hf prefix reuse" if mode == "reuse" else f"hf batch {mode}"
-        runs[name] = row(items, out, wall, load_s=loaded, batches=dict(backend.batch_sizes), device=base.device, dtype=base.dtype)  # fmt: skip
-        _progress(name, runs[name])
-    return runs
+        hf = HFBackend(path, n_threads=args.threads, settings=parse_hf_settings(device=args.device))
+        loaded = round(time.perf_counter() - start, 1)
+        base = hf.placement
+        for mode in args.hf_modes.split(","):
+            loads[hf_name(mode)] = loaded
+            runners[hf_name(mode)] = lambda g, m=mode: hf_group(hf, base, m, g)
+    for group in groups_of(items):
+        for name, run in runners.items():
+            if log.has(name, group[0].group):
+                continue
+            if name.startswith("hf"):
+                hf.batch_sizes.clear()
+            start = time.perf_counter()
+            out = run(group)
+            extra = {"batches": {str(k): v for k, v in hf.batch_sizes.items()}} if name.startswith("hf") else {}  # fmt: skip
+            log.add(name, group, out, time.perf_counter() - start, **extra)
+    rows = {}
+    for name in runners:
+        rows[name] = log.row(name, items, load_s=loads[name]) or {"error": "no group done"}
+    if "llama" not in args.skip and "llama-cpp gpu" not in rows:
+        rows["llama-cpp gpu"] = {"error": "not measured: this llama.cpp build has no GPU offload"}
+    return rows
 
 
 def _progress(name: str, result: dict) -> None:
@@ -229,65 +308,88 @@ def lm_eval_run(path: Path, items: list, args: argparse.Namespace, folder: Path)
     return result
 
 
+LM_EVAL = "lm-eval hf auto"
+
+
+def answers(result: dict) -> dict[str, str]:
+    """Item id -> answer of a row (empty for a row that failed)."""
+    return dict(zip(result.get("ids", []), result.get("texts", []), strict=True))
+
+
+def agreement(runs: dict[str, dict]) -> dict[str, list[dict]]:
+    """Adds ``same_as_hf_batch_1`` / ``same_as_llama-cpp_cpu`` to each row (``n/m``: equal
+    answers over the items both rows answered); returns each hf row's answers that differ
+    from batch 1's."""
+    differing: dict[str, list[dict]] = {}
+    for ref in ("hf batch 1", "llama-cpp cpu"):
+        reference = answers(runs.get(ref, {}))
+        if not reference:
+            continue
+        for name, result in runs.items():
+            mine = answers(result)
+            shared = [i for i in mine if i in reference]
+            if shared:
+                same = sum(mine[i] == reference[i] for i in shared)
+                result[f"same_as_{ref.replace(' ', '_')}"] = f"{same}/{len(shared)}"
+            if ref == "hf batch 1" and name.startswith("hf") and name != ref:
+                differing[name] = [
+                    {"id": i, "batch 1": reference[i], name: mine[i]}
+                    for i in shared
+                    if mine[i] != reference[i]
+                ]
+    return differing
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100)
     parser.add_argument("--device", default="cpu", help="hf and lm-eval device (cpu, cuda)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--model", default=None, help="a GGUF file (default: Gemma 3 270M)")
-    parser.add_argument("--hf-modes", default="1,8,auto,reuse")
+    parser.add_argument(
+        "--hf-modes",
+        default="1,4,8,auto,reuse",
+        help="transformers rows: 1 (each prompt alone), N or auto (batches), reuse (shared prefix)",
+    )
     parser.add_argument("--skip", default="", help="comma list of: llama, hf, lm-eval")
     parser.add_argument("--lm-eval-max-batch", type=int, default=64, help="lm-eval's own default")
     parser.add_argument("--lm-eval-memory-gb", type=float, default=12.0)
     parser.add_argument("--lm-eval-child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument(
+        "--log", default=None, help="JSON-lines file: each (row, group) appended when done; "
+        "a run given it again skips what it holds",
+    )  # fmt: skip
     args = parser.parse_args()
     if args.lm_eval_child:
         return lm_eval_child(args)
-    from fixtures.models.llama_gpu import supports_gpu_offload
-
     path = Path(args.model) if args.model else default_model_path()
     data_dir = require_data_dir(args.data_dir, ROOT)
     items = select_groups(load_items(data_dir).items, args.items)
-    runs: dict[str, dict] = {}
-    if "llama" not in args.skip:
-        runs["llama-cpp cpu"] = llama_run(path, items, args.threads, "0")
-        _progress("llama-cpp cpu", runs["llama-cpp cpu"])
-        if supports_gpu_offload():
-            runs["llama-cpp gpu"] = llama_run(path, items, args.threads, "all")
-        else:
-            runs["llama-cpp gpu"] = {
-                "error": "not measured: this llama.cpp build has no GPU offload"
-            }
-    if "hf" not in args.skip:
-        runs.update(hf_runs(path, items, args.device, args.threads, args.hf_modes.split(",")))
+    log = Log(Path(args.log) if args.log else None)
+    runs = in_process_rows(path, items, args, log)
     if "lm-eval" not in args.skip:
-        with tempfile.TemporaryDirectory() as folder:
-            runs["lm-eval hf auto"] = lm_eval_run(path, items, args, Path(folder))
-        _progress("lm-eval hf auto", runs["lm-eval hf auto"])
-    reference = {name: runs[name]["texts"] for name in ("hf batch 1", "llama-cpp cpu") if "texts" in runs.get(name, {})}  # fmt: skip
-    for result in runs.values():
-        for name, texts in reference.items():
-            if "texts" in result:
-                result[f"same_as_{name.replace(' ', '_')}"] = sum(a == b for a, b in zip(result["texts"], texts, strict=True))  # fmt: skip
-    differing = {}
-    if "hf batch 1" in reference:
-        for name, result in runs.items():
-            if name.startswith("hf") and "texts" in result:
-                differing[name] = [
-                    {"id": it.id, "batch 1": a, name: b}
-                    for it, a, b in zip(
-                        items, reference["hf batch 1"], result["texts"], strict=True
+        if log.has(LM_EVAL, "*"):
+            runs[LM_EVAL] = log.parts[(LM_EVAL, "*")]["result"]
+        else:
+            with tempfile.TemporaryDirectory() as folder:
+                runs[LM_EVAL] = lm_eval_run(path, items, args, Path(folder))
+            runs[LM_EVAL]["ids"] = [it.id for it in items]
+            if log.path is not None and "error" not in runs[LM_EVAL]:
+                with log.path.open("a", encoding="utf-8") as fh:
+                    fh.write(
+                        json.dumps({"row": LM_EVAL, "group": "*", "result": runs[LM_EVAL]}) + "\n"
                     )
-                    if a != b
-                ]
+        _progress(LM_EVAL, runs[LM_EVAL])
     summary = {
         "items": len(items),
         "groups": len(groups_of(items)),
         "model": path.name,
         "threads": args.threads,
-        "runs": {k: {f: v for f, v in r.items() if f != "texts"} for k, r in runs.items()},
-        "hf_differences": differing,
+        "runs": {
+            k: {f: v for f, v in r.items() if f not in ("texts", "ids")} for k, r in runs.items()
+        },
+        "hf_differences": agreement(runs),
     }
     print(json.dumps(summary, indent=1))
 
