@@ -2,7 +2,7 @@
 with the default model: parallel slots under ``--serve``, two servers with prefix affinity,
 one killed mid-run.
 
-Without a built server these tests skip, unless ``EXTRACTBENCH_REQUIRE_LLAMA_SERVER`` is set
+Without a built server these tests skip, unless ``EXTRACTBENCH_REQUIRE_LLAMA_SERVER`` is true
 (CI sets it): then a missing server fails them, so the release gate cannot lose them quietly.
 """
 
@@ -18,6 +18,7 @@ from fixtures.models.endpoints import rank
 from fixtures.models.serve import MODEL_ALIAS, LocalServer, start_server
 from fixtures.models.server_build import find_llama_server
 from suites.model_files import default_model_path
+from suites.options import truthy
 from tests.conftest import read_json, toy_rows
 from tests.test_plugin import MODES
 
@@ -35,7 +36,7 @@ FILLER = " ".join(
 def llama_server():
     found = find_llama_server()
     if found is None:
-        if os.environ.get(REQUIRE_ENV):
+        if truthy(os.environ.get(REQUIRE_ENV, "")):  # 1/true/yes/on; 0 or unset: skip
             pytest.fail(f"{REQUIRE_ENV} is set but no llama-server was found: "
                         "run extractbench server build")  # fmt: skip
         pytest.skip("no llama-server: run extractbench server build")
