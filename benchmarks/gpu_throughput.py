@@ -381,6 +381,7 @@ def main() -> None:
                         json.dumps({"row": LM_EVAL, "group": "*", "result": runs[LM_EVAL]}) + "\n"
                     )
         _progress(LM_EVAL, runs[LM_EVAL])
+    differing = agreement(runs)  # adds same_as_* to each row first
     summary = {
         "items": len(items),
         "groups": len(groups_of(items)),
@@ -389,7 +390,7 @@ def main() -> None:
         "runs": {
             k: {f: v for f, v in r.items() if f not in ("texts", "ids")} for k, r in runs.items()
         },
-        "hf_differences": agreement(runs),
+        "hf_differences": differing,
     }
     print(json.dumps(summary, indent=1))
 
