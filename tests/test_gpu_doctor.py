@@ -20,7 +20,8 @@ def test_a_gpu_machine_reports_offload_devices_and_what_auto_picks():
     assert "--n-gpu-layers auto: auto: every layer" in text
     assert "0: NVIDIA H100 80GB HBM3, 81,559 MiB (80,100 free)" in text
     assert "torch: 2.13.0+cu128, CUDA 12.8" in text
-    assert "--device auto: cuda:0, --dtype auto: bfloat16" in text
+    assert "--device auto: cuda:0, --dtype auto: float32 for a GGUF file" in text
+    assert "bfloat16 for a model folder" in text
     assert "worker i uses GPU i mod 2" in text
     assert "for a GPU" not in text
 
@@ -30,7 +31,8 @@ def test_a_cpu_machine_names_the_builds_that_would_use_a_gpu():
     assert "GPU offload: no" in text and "auto: none" in text
     assert 'CMAKE_ARGS="-DGGML_CUDA=on" pip install' in text
     assert "CUDA none (a CPU build)" in text and "download.pytorch.org/whl/cu" in text
-    assert "--device auto: cpu, --dtype auto: float32" in text
+    assert "--device auto: cpu, --dtype auto: float32 for a GGUF file" in text
+    assert "float32 for a model folder" in text
     assert "no GPU visible" in text
 
 

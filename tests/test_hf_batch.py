@@ -111,6 +111,16 @@ def test_settings_parse_and_resolve_without_a_gpu():
     )
     assert (batched.device, batched.dtype, batched.batch_size) == ("cuda:0", "bfloat16", None)
     assert not batched.prefix_reuse and fingerprint_tag(batched) == ":cuda:bfloat16:batch=auto"
+    gguf = resolve_placement(default, cuda_devices=1, mps=True, bf16=True, gguf=True)
+    assert (gguf.device, gguf.dtype) == ("cuda:0", "float32")  # a GGUF: float32 everywhere
+    assert resolve_placement(default, cuda_devices=0, mps=True, bf16=False).dtype == "float16"
+    assert resolve_placement(default, cuda_devices=0, mps=True, bf16=False, gguf=True).dtype == (
+        "float32"
+    )
+    explicit = parse_hf_settings(dtype="bfloat16")
+    assert resolve_placement(explicit, cuda_devices=1, mps=False, bf16=True, gguf=True).dtype == (
+        "bfloat16"
+    )
     before = parse_hf_settings("cpu", "float32", "1", "off")
     assert fingerprint_tag(resolve_placement(before, cuda_devices=0, mps=False, bf16=False)) == ""
 
