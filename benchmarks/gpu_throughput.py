@@ -12,9 +12,11 @@ llama.cpp and by transformers through ``gguf_file=``), one after the other in on
 - ``hf prefix reuse``: each group's chunk computed once, each key continued from it;
 - ``lm-eval hf auto``: lm-evaluation-harness's ``hf`` model (``batch_size="auto"``) on
   its own ``fda`` task, its dataset pointed at our items, in a child process whose address
-  space is capped at ``--lm-eval-memory-gb`` (on the CPU its batch-size probe allocates
+  space is capped at ``--lm-eval-memory-gb`` on the CPU (its batch-size probe allocates
   logits for ``max_batch_size`` x ``max_length`` tokens; the cap makes an allocation that
-  would not fit fail, which lm-eval takes as out of memory and halves).
+  would not fit fail, which lm-eval takes as out of memory and halves). On a GPU the card's
+  own out-of-memory error does that, and no cap is set (CUDA reserves far more address
+  space than it uses).
 
 Each row: wall seconds (model load excluded, printed apart), items/s, generated tokens/s
 (the model's own completion tokens; lm-eval's counted with the tokenizer), accuracy
@@ -25,7 +27,10 @@ run cut short still compares the rows on the groups it finished), and each (row,
 appended to ``--log`` (JSON lines: answers, tokens, seconds) as soon as it is done; a run
 given the same ``--log`` again skips what the log holds. The summary is computed from the
 log: a row not finished on every group is marked partial, and the answer agreement is
-counted over the items both rows answered. Run (niced; hours on 2 busy cores):
+counted over the items both rows answered; ``--report`` prints that summary from the log
+alone (rows measured in several runs, or on another machine). ``--skip`` leaves rows out
+(``llama-gpu``, ``llama-cpu``, ``llama``, ``hf``, ``lm-eval``). Run (niced; hours on 2
+busy cores):
 
     nice python benchmarks/gpu_throughput.py --items 100 --device cpu --threads 2 --log reports/gpu-throughput.jsonl
 """
@@ -144,6 +149,14 @@ class Log:
             result["partial"] = f"{len(groups)} of {len(groups_of(items))} groups"
         return result
 
+    def rows(self, items: list) -> dict[str, dict]:
+        """Every row the log holds, over ``items`` (``--report``: nothing is run)."""
+        names = sorted({name for name, group in self.parts if group != "*"})
+        runs = {name: self.row(name, items) for name in names}
+        if self.has(LM_EVAL, "*"):
+            runs[LM_EVAL] = self.parts[(LM_EVAL, "*")]["result"]
+        return {name: result for name, result in runs.items() if result is not None}
+
 
 def llama_backend(path: Path, threads: int, layers: str) -> Any:
     from fixtures.models.llama_cpp import LlamaCppBackend
@@ -182,10 +195,11 @@ def in_process_rows(path: Path, items: list, args: argparse.Namespace, log: Log)
 
     loads: dict[str, float] = {}
     runners: dict[str, Any] = {}  # row name -> (group -> generations)
+    offload = "llama" in args.skip or supports_gpu_offload()
     if "llama" not in args.skip:
-        layers = ["0", "all"] if supports_gpu_offload() else ["0"]
-        for n in layers:
-            name = "llama-cpp cpu" if n == "0" else "llama-cpp gpu"
+        for n, name in (("all", "llama-cpp gpu"), ("0", "llama-cpp cpu")):
+            if name.replace("llama-cpp ", "llama-") in args.skip or (n == "all" and not offload):
+                continue
             start = time.perf_counter()
             backend = llama_backend(path, args.threads, n)
             loads[name] = round(time.perf_counter() - start, 1)
@@ -195,7 +209,8 @@ def in_process_rows(path: Path, items: list, args: argparse.Namespace, log: Log)
         from fixtures.models.hf_settings import parse_hf_settings
 
         start = time.perf_counter()
-        hf = HFBackend(path, n_threads=args.threads, settings=parse_hf_settings(device=args.device))
+        settings = parse_hf_settings(device=args.device, dtype=args.dtype)
+        hf = HFBackend(path, n_threads=args.threads, settings=settings)
         loaded = round(time.perf_counter() - start, 1)
         base = hf.placement
         for mode in args.hf_modes.split(","):
@@ -214,7 +229,7 @@ def in_process_rows(path: Path, items: list, args: argparse.Namespace, log: Log)
     rows = {}
     for name in runners:
         rows[name] = log.row(name, items, load_s=loads[name]) or {"error": "no group done"}
-    if "llama" not in args.skip and "llama-cpp gpu" not in rows:
+    if not offload and not {"llama", "llama-gpu"} & args.skip:
         rows["llama-cpp gpu"] = {"error": "not measured: this llama.cpp build has no GPU offload"}
     return rows
 
@@ -246,7 +261,7 @@ def lm_eval_child(args: argparse.Namespace) -> None:
     start = time.perf_counter()
     lm = HFLM(
         pretrained=str(path.parent), gguf_file=path.name, device=spec["device"],
-        dtype="float32", max_length=spec["max_length"], max_batch_size=spec["max_batch_size"],
+        dtype=spec["dtype"], max_length=spec["max_length"], max_batch_size=spec["max_batch_size"],
         batch_size="auto",
     )  # fmt: skip
     loaded = time.perf_counter()
@@ -270,6 +285,12 @@ def lm_eval_child(args: argparse.Namespace) -> None:
     Path(spec["out"]).write_text(json.dumps(out))
 
 
+def lm_eval_dtype(args: argparse.Namespace) -> str:
+    """lm-eval's dtype: ``--dtype``, or what ``--dtype auto`` gives our hf rows for a GGUF
+    file (float32 on every device), so both run the same arithmetic."""
+    return "float32" if args.dtype == "auto" else args.dtype
+
+
 def lm_eval_run(path: Path, items: list, args: argparse.Namespace, folder: Path) -> dict:
     """lm-eval in a child process (address space capped, ``--threads`` torch threads);
     its wall time from the model loaded to the last answer (its batch-size probe
@@ -286,29 +307,35 @@ def lm_eval_run(path: Path, items: list, args: argparse.Namespace, folder: Path)
         "model": str(path), "data": str(data), "out": str(folder / "lm-eval.json"),
         "device": args.device, "max_length": -(-(longest + 64) // 256) * 256,
         "max_batch_size": args.lm_eval_max_batch, "threads": args.threads,
+        "dtype": lm_eval_dtype(args),
     }  # fmt: skip
     (folder / "spec.json").write_text(json.dumps(spec))
     cap = int(args.lm_eval_memory_gb * 2**30)
 
     def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        if args.device == "cpu" and cap > 0:
+            resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
 
     command = [sys.executable, __file__, "--lm-eval-child", str(folder / "spec.json")]
     start = time.perf_counter()
     done = subprocess.run(command, preexec_fn=limit, capture_output=True, text=True, check=False)  # noqa: PLW1509
     wall = time.perf_counter() - start
     if done.returncode != 0:
+        sys.stderr.write(done.stderr[-4000:])  # the child's traceback, for the log
         return {"error": done.stderr.strip().splitlines()[-1:] or [f"exit {done.returncode}"]}
     got = json.loads(Path(spec["out"]).read_text())
     texts = [got["predictions"][it.id] for it in items]
     tokens = [len(tok(t, add_special_tokens=False)["input_ids"]) for t in texts]
     made = [Generation(t, 0, n, 0.0) for t, n in zip(texts, tokens, strict=True)]
     result = row(items, made, got["wall_s"], load_s=got["load_s"], process_s=round(wall, 1))
-    result.update(batch_sizes=got["batch_sizes"], max_length=spec["max_length"])
+    result.update(
+        batch_sizes=got["batch_sizes"], max_length=spec["max_length"], dtype=spec["dtype"]
+    )
     return result
 
 
 LM_EVAL = "lm-eval hf auto"
+SKIPPABLE = ("llama", "llama-gpu", "llama-cpu", "hf", "lm-eval")
 
 
 def answers(result: dict) -> dict[str, str]:
@@ -345,30 +372,54 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=100)
     parser.add_argument("--device", default="cpu", help="hf and lm-eval device (cpu, cuda)")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--dtype", default="auto", help="hf and lm-eval dtype (auto: float32, as --backend "
+        "hf's --dtype auto for a GGUF file)",
+    )  # fmt: skip
     parser.add_argument("--model", default=None, help="a GGUF file (default: Gemma 3 270M)")
     parser.add_argument(
         "--hf-modes",
         default="1,4,8,auto,reuse",
         help="transformers rows: 1 (each prompt alone), N or auto (batches), reuse (shared prefix)",
     )
-    parser.add_argument("--skip", default="", help="comma list of: llama, hf, lm-eval")
+    parser.add_argument(
+        "--skip", default="", help="comma list of rows to leave out: " + ", ".join(SKIPPABLE)
+    )
     parser.add_argument("--lm-eval-max-batch", type=int, default=64, help="lm-eval's own default")
-    parser.add_argument("--lm-eval-memory-gb", type=float, default=12.0)
+    parser.add_argument(
+        "--lm-eval-memory-gb", type=float, default=12.0,
+        help="address-space cap of lm-eval's child on --device cpu (0: none; never on a GPU)",
+    )  # fmt: skip
     parser.add_argument("--lm-eval-child", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", default=None)
     parser.add_argument(
         "--log", default=None, help="JSON-lines file: each (row, group) appended when done; "
         "a run given it again skips what it holds",
     )  # fmt: skip
+    parser.add_argument(
+        "--report", action="store_true",
+        help="run nothing: print the summary of every row the --log holds (rows measured "
+        "in several runs, on another machine, or stopped)",
+    )  # fmt: skip
     args = parser.parse_args()
+    args.skip = {s for s in args.skip.split(",") if s}
+    if args.skip - set(SKIPPABLE):
+        parser.error(
+            f"--skip {','.join(sorted(args.skip - set(SKIPPABLE)))}: choose from {', '.join(SKIPPABLE)}"
+        )
     if args.lm_eval_child:
         return lm_eval_child(args)
     path = Path(args.model) if args.model else default_model_path()
     data_dir = require_data_dir(args.data_dir, ROOT)
     items = select_groups(load_items(data_dir).items, args.items)
     log = Log(Path(args.log) if args.log else None)
-    runs = in_process_rows(path, items, args, log)
-    if "lm-eval" not in args.skip:
+    if args.report:
+        if log.path is None or not log.parts:
+            parser.error("--report needs a --log file that holds rows")
+        runs = log.rows(items)
+    else:
+        runs = in_process_rows(path, items, args, log)
+    if "lm-eval" not in args.skip and not args.report:
         if log.has(LM_EVAL, "*"):
             runs[LM_EVAL] = log.parts[(LM_EVAL, "*")]["result"]
         else:
