@@ -248,8 +248,9 @@ def add_hardware_options(group: pytest.OptionGroup) -> None:
         "--dtype",
         default=None,
         choices=DTYPES,
-        help="hf: weights and compute type. auto (default): float32 on the CPU, bfloat16 on "
-        "a CUDA GPU that has it, else float16.",
+        help="hf: weights and compute type. auto (default): float32 for a GGUF file (the "
+        "default model) and on the CPU; a model folder on a GPU: bfloat16 where it has it, "
+        "else float16.",
     )
     group.addoption(
         "--batch-size",
