@@ -29,8 +29,9 @@ given the same ``--log`` again skips what the log holds. The summary is computed
 log: a row not finished on every group is marked partial, and the answer agreement is
 counted over the items both rows answered; ``--report`` prints that summary from the log
 alone (rows measured in several runs, or on another machine). ``--skip`` leaves rows out
-(``llama-gpu``, ``llama-cpu``, ``llama``, ``hf``, ``lm-eval``). Run (niced; hours on 2
-busy cores):
+(``llama-gpu``, ``llama-cpu``, ``llama``, ``hf``, ``lm-eval``). The exit status is 1 when a
+row it ran failed (its error is in the summary) or no row was asked for. Run (niced; hours
+on 2 busy cores):
 
     nice python benchmarks/gpu_throughput.py --items 100 --device cpu --threads 2 --log reports/gpu-throughput.jsonl
 """
@@ -52,6 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from fixtures.data import require_data_dir  # noqa: E402
+from fixtures.models.hf_settings import DTYPES  # noqa: E402
 from fixtures.models.routing import routing  # noqa: E402
 from plugins.run.selection import rank  # noqa: E402
 from suites.fda.items import load_items  # noqa: E402
@@ -108,10 +110,17 @@ class Log:
     def __init__(self, path: Path | None) -> None:
         self.path, self.parts = path, {}
         if path is not None and path.is_file():
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if line.strip():
+            lines = path.read_text(encoding="utf-8").splitlines()
+            for number, line in enumerate(lines, 1):
+                if not line.strip():
+                    continue
+                try:
                     part = json.loads(line)
                     self.parts[(part["row"], part["group"])] = part
+                except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                    raise SystemExit(
+                        f"error: {path}:{number}: not a line of this log ({exc})"
+                    ) from None
 
     def has(self, name: str, group: str) -> bool:
         return (name, group) in self.parts
@@ -195,15 +204,17 @@ def in_process_rows(path: Path, items: list, args: argparse.Namespace, log: Log)
 
     loads: dict[str, float] = {}
     runners: dict[str, Any] = {}  # row name -> (group -> generations)
-    offload = "llama" in args.skip or supports_gpu_offload()
-    if "llama" not in args.skip:
-        for n, name in (("all", "llama-cpp gpu"), ("0", "llama-cpp cpu")):
-            if name.replace("llama-cpp ", "llama-") in args.skip or (n == "all" and not offload):
-                continue
-            start = time.perf_counter()
-            backend = llama_backend(path, args.threads, n)
-            loads[name] = round(time.perf_counter() - start, 1)
-            runners[name] = lambda g, b=backend: llama_group(b, g)
+    # --skip name -> (row, layers offloaded), the GPU row first (it is the short one)
+    llama = {"llama-gpu": ("llama-cpp gpu", "all"), "llama-cpu": ("llama-cpp cpu", "0")}
+    llama = {} if "llama" in args.skip else {k: v for k, v in llama.items() if k not in args.skip}
+    no_offload = "llama-gpu" in llama and not supports_gpu_offload()
+    if no_offload:
+        del llama["llama-gpu"]
+    for name, layers in llama.values():
+        start = time.perf_counter()
+        backend = llama_backend(path, args.threads, layers)
+        loads[name] = round(time.perf_counter() - start, 1)
+        runners[name] = lambda g, b=backend: llama_group(b, g)
     if "hf" not in args.skip:
         from fixtures.models.hf import HFBackend
         from fixtures.models.hf_settings import parse_hf_settings
@@ -229,8 +240,8 @@ def in_process_rows(path: Path, items: list, args: argparse.Namespace, log: Log)
     rows = {}
     for name in runners:
         rows[name] = log.row(name, items, load_s=loads[name]) or {"error": "no group done"}
-    if not offload and not {"llama", "llama-gpu"} & args.skip:
-        rows["llama-cpp gpu"] = {"error": "not measured: this llama.cpp build has no GPU offload"}
+    if no_offload:
+        rows["llama-cpp gpu"] = {"not_measured": "this llama.cpp build has no GPU offload"}
     return rows
 
 
@@ -373,7 +384,7 @@ def main() -> None:
     parser.add_argument("--device", default="cpu", help="hf and lm-eval device (cpu, cuda)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
-        "--dtype", default="auto", help="hf and lm-eval dtype (auto: float32, as --backend "
+        "--dtype", default="auto", choices=DTYPES, help="hf and lm-eval dtype (auto: float32, as --backend "
         "hf's --dtype auto for a GGUF file)",
     )  # fmt: skip
     parser.add_argument("--model", default=None, help="a GGUF file (default: Gemma 3 270M)")
@@ -444,6 +455,11 @@ def main() -> None:
         "hf_differences": differing,
     }
     print(json.dumps(summary, indent=1))
+    failed = sorted(name for name, result in runs.items() if "error" in result)
+    if not runs:
+        raise SystemExit("error: no row was asked for (see --skip)")
+    if failed:  # the summary above says why; a benchmark that measured less must not exit 0
+        raise SystemExit(f"error: {len(failed)} of {len(runs)} rows failed: {', '.join(failed)}")
 
 
 if __name__ == "__main__":

@@ -63,3 +63,11 @@ def test_rows_come_back_from_the_log_with_partial_rows_marked(bench, tmp_path):
 
 def test_an_empty_log_gives_no_rows(bench, tmp_path):
     assert bench.Log(tmp_path / "missing.jsonl").rows(_items()) == {}
+
+
+def test_a_line_that_is_not_the_logs_is_one_error_naming_it(bench, tmp_path):
+    log_path = tmp_path / "gpu.jsonl"
+    log_path.write_text(json.dumps(_part("hf batch 1", "g2", ["g2/c"], [" x"], 1.0)) + "\n{oops\n")
+    with pytest.raises(SystemExit) as info:
+        bench.Log(log_path)
+    assert str(info.value).startswith(f"error: {log_path}:2: not a line of this log")
