@@ -76,7 +76,7 @@ def test_other_errors_are_not_taken_for_out_of_memory():
 
 
 def test_each_row_stops_at_its_own_stop_limit_or_eos():
-    import torch
+    torch = pytest.importorskip("torch", reason="the hf extra: pip install -e '.[hf]'")
 
     decode = lambda ids: "".join(chr(i) for i in ids if i > 2)  # noqa: E731
     prompt = [[0, 0, 70], [0, 71, 72], [73, 74, 75]]  # left-padded, width 3
