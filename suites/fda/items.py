@@ -15,6 +15,7 @@ from typing import Any
 
 from suites.derived_cache import cached_json, digest_of
 from suites.fda.chunking import CHUNK_TOKENS, ChunkingError, GemmaTokenizer, Tokenizer, chunk_spans
+from suites.fda.labels import apply_rule
 from suites.fda.suite import FdaOptions
 from suites.files import inside, read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
@@ -147,6 +148,9 @@ def load_items(data_dir: Path, options: FdaOptions | Mapping[str, Any] | None = 
     packaged default model, whatever model is evaluated (chunk spans are cached in the
     user cache, keyed by document contents and tokenizer).
 
+    Labels go through the heading-residue rule (:mod:`suites.fda.labels`) first: a label
+    it drops is no item, and the run record names every label it changed or dropped.
+
     Options: :class:`suites.fda.suite.FdaOptions` (``based-fda`` reads the Based paper's own
     dataset through the ``datasets`` library, see :func:`load_based_fda`).
 
@@ -161,7 +165,7 @@ def load_items(data_dir: Path, options: FdaOptions | Mapping[str, Any] | None = 
     labels_path = data_dir / LABELS_FILE
     if not labels_path.is_file():
         raise DataMissing(f"{labels_path} not found (see ../shared/data/SOURCES.md section 1)")
-    labels = read_labels(labels_path)
+    labels, label_rule = apply_rule(read_labels(labels_path))
     docs: dict[str, str] = {}
     for row in labels:
         if row["doc_id"] not in docs:
@@ -182,6 +186,7 @@ def load_items(data_dir: Path, options: FdaOptions | Mapping[str, Any] | None = 
         "documents": len(docs),
         "chunks": sum(len(s) for s in spans.values()),
         "labels": len(labels),
+        "label_rule": label_rule,
         "labels_unmatched": len(unmatched),
         "unmatched": unmatched,
         "max_tokens": MAX_TOKENS,
