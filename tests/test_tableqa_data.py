@@ -12,7 +12,7 @@ from suites.tableqa import synthetic
 from suites.tableqa.html import HTMLTableError, html_to_table
 from suites.tableqa.metrics import contains, exact_match, exact_match_normalized, normalize_answer
 from suites.tableqa.prompts import SYSTEM_PROMPTS, build_prompt
-from suites.tableqa.questions import sample_questions, valid_pairs
+from suites.tableqa.questions import Question, sample_questions, valid_pairs
 from suites.tableqa.report import heatmap_w_d, heatmap_w_r, results_table
 from suites.tableqa.tables import Table, to_markdown
 
@@ -213,8 +213,6 @@ def test_sampling_caps_cells_spreads_distances_and_is_seeded():
 
 
 def test_question_text_and_prompt_follow_the_article():
-    from suites.tableqa.questions import Question
-
     qu = Question("t", 1, 0, 1, "Leslie Kerhove", "Hard", 2)
     assert (
         qu.text(("Surface", "Opponent in the final"))
@@ -335,32 +333,63 @@ def test_wiki_cell_text_agrees_with_the_wtq_csv_and_has_no_tag_boundary_spaces()
     assert spaced == []
 
 
-def test_trivial_questions_are_dropped_and_every_filter_is_counted():
-    from suites.tableqa.questions import filter_counts, pair_filters
+def test_only_one_merged_cell_is_dropped_and_every_filter_is_counted():
+    from suites.tableqa.questions import FILTERS, filter_counts, pair_filters
 
-    table = Table(
-        "t",
-        ("Team", "Alias", "City", ""),
-        (("Reds", "Reds", "Rome", "x"), ("Blues", "B", "", "y"), ("Blues2", "C", "Oslo", "z")),
-    )
+    html = """<table>
+      <tr><th>Team</th><th>Alias</th><th>City</th><th></th></tr>
+      <tr><td colspan="2">Reds</td><td>Rome</td><td>x</td></tr>
+      <tr><td>Blues</td><td>B</td><td></td><td>y</td></tr>
+      <tr><td>Greens</td><td>Greens</td><td>Oslo</td><td>z</td></tr>
+    </table>"""
+    table = html_to_table(html, "t")
+    assert table.rows[0][:2] == ("Reds", "Reds") and table.merged == ((1, (0, 1)),)
+    assert table.one_cell(1, 0, 1) and not table.one_cell(3, 0, 1)
     row1 = pair_filters(table, 1)
-    assert row1[(0, 1)] == row1[(1, 0)] == "trivial"  # X equals the answer
+    assert row1[(0, 1)] == row1[(1, 0)] == "one_merged_cell"  # one cell split by colspan
     assert row1[(0, 3)] == "header_empty_or_duplicate"
     assert row1[(0, 2)] is None
     assert pair_filters(table, 2)[(0, 2)] == "value_or_answer_empty"
-    assert (0, 1) not in valid_pairs(table, 1)
+    row3 = pair_filters(table, 3)
+    assert row3[(0, 1)] is None and row3[(1, 0)] is None  # two cells with equal text: kept
+    assert (0, 1) not in valid_pairs(table, 1) and (0, 1) in valid_pairs(table, 3)
     counts = filter_counts([table])
     assert counts["candidates"] == 3 * 4 * 3
-    assert counts["trivial"] == 2 and counts["tables_with_drops"]["trivial"] == 1
-    assert (
-        counts["questions"]
-        + sum(
-            counts[k] for k in counts if k not in ("candidates", "questions", "tables_with_drops")
-        )
-        == counts["candidates"]
-    )
+    assert counts["one_merged_cell"] == 2 and counts["tables_with_drops"]["one_merged_cell"] == 1
+    assert counts["questions_value_equals_answer"] == 2
+    assert counts["tables_with_questions_value_equals_answer"] == 1
+    assert counts["questions"] + sum(counts[k] for k in FILTERS) == counts["candidates"]
     questions = sample_questions([table], per_cell=10, seed=0)
-    assert questions and all(q.value != q.answer for q in questions)
+    assert all(not table.one_cell(q.row, q.t, q.q) for q in questions)
+    assert {(q.row, q.t, q.q) for q in questions} >= {(3, 0, 1), (3, 1, 0)}
+
+
+def test_a_cell_spanning_rows_and_columns_is_one_cell_in_every_row_it_covers():
+    html = """<table>
+      <tr><th>A</th><th>B</th><th>C</th></tr>
+      <tr><td rowspan="2" colspan="2">w</td><td>1</td></tr>
+      <tr><td>2</td></tr>
+      <tr><td>w</td><td>w</td><td>3</td></tr>
+    </table>"""
+    table = html_to_table(html, "t")
+    assert table.rows == (("w", "w", "1"), ("w", "w", "2"), ("w", "w", "3"))
+    assert table.one_cell(1, 0, 1) and table.one_cell(2, 1, 0) and not table.one_cell(3, 0, 1)
+    assert not table.one_cell(1, 0, 2)
+
+
+@pytest.mark.skipif(not (DATA / "tableqa").is_dir(), reason="no ../shared/data/tableqa")
+def test_wiki_keeps_equal_text_in_different_cells_as_the_article_does():
+    from suites.tableqa.questions import pair_filters
+    from suites.tableqa.wiki import wiki_tables
+
+    table = next(t for t in wiki_tables(DATA) if t.name == "201-csv/0")
+    t, q = table.header.index("Peak chart positions/GER"), table.header.index("Peak chart positions/AUT")
+    question = Question("201-csv/0", 1, t, q, "1", "1", table.width)
+    assert table.rows[0][t] == table.rows[0][q] == "1"
+    assert pair_filters(table, 1)[(t, q)] is None
+    assert question.text(table.header) == (
+        "What is the Peak chart positions/GER if the Peak chart positions/AUT is 1?"
+    )
 
 
 def test_the_results_table_follows_tableqa_match():
@@ -396,7 +425,9 @@ def test_the_run_record_notes_carry_every_deviation_the_readme_lists():
     for key in ("missing_subsets", "synthetic_tables", "wiki_tables", "answer_cue", "match",
                 "wiki_cell_text", "wiki_cell_text_vs_wtq_csv", "question_filters"):  # fmt: skip
         assert tableqa[key], key
-    assert tableqa["question_filters"]["wiki"]["trivial"] > 0
+    wiki = tableqa["question_filters"]["wiki"]
+    assert wiki["one_merged_cell"] > 0 and wiki["questions_value_equals_answer"] > 0
+    assert set(tableqa["question_filter_rules"]) == set(wiki["tables_with_drops"])
     strucbench = strucbench_items(DATA).notes
     for key in ("data", "inputs", "budget", "hscore", "bertscore", "tables_rejected"):
         assert strucbench[key], key

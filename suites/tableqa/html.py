@@ -57,46 +57,68 @@ def cell_text(cell: Tag) -> str:
     return " ".join(cell.get_text().split())
 
 
-def _fill_spans(row: list[str], col: int, carry: dict[int, tuple[int, str]]) -> int:
-    """Append texts of cells spanning down from above into ``row`` from ``col``; new col."""
+def _fill_spans(
+    row: list[str], ids: list[int], col: int, carry: dict[int, tuple[int, str, int]]
+) -> int:
+    """Append texts (and source-cell ids) of cells spanning down from above into ``row``
+    from ``col``; new col."""
     while col in carry:
-        left, text = carry[col]
+        left, text, cid = carry[col]
         row.append(text)
+        ids.append(cid)
         if left <= 1:
             del carry[col]
         else:
-            carry[col] = (left - 1, text)
+            carry[col] = (left - 1, text, cid)
         col += 1
     return col
 
 
-def _grid(table: Tag) -> tuple[list[list[str]], list[bool]]:
-    """Expand rowspan/colspan; return the grid and, per row, whether all its cells are <th>."""
+def _grid(table: Tag) -> tuple[list[list[str]], list[list[int]], list[bool]]:
+    """Expand rowspan/colspan; return the grid, the id of the HTML cell each position was
+    copied from (-1: padding), and per row whether all its cells are <th>."""
     rows = [tr for tr in table.find_all("tr") if tr.find_parent("table") is table]
     grid: list[list[str]] = []
+    id_grid: list[list[int]] = []
     header_flags: list[bool] = []
-    carry: dict[int, tuple[int, str]] = {}  # column -> (rows still covered, text)
+    carry: dict[int, tuple[int, str, int]] = {}  # column -> (rows still covered, text, id)
+    next_id = 0
     for tr in rows:
         cells = tr.find_all(["td", "th"], recursive=False)
         row: list[str] = []
-        col = _fill_spans(row, 0, carry)
+        ids: list[int] = []
+        col = _fill_spans(row, ids, 0, carry)
         for cell in cells:
             text = cell_text(cell)
+            cid, next_id = next_id, next_id + 1
             rowspan, colspan = _span(cell, "rowspan"), _span(cell, "colspan")
             for _ in range(colspan):
                 row.append(text)
+                ids.append(cid)
                 if rowspan > 1:
-                    carry[col] = (rowspan - 1, text)
-                col = _fill_spans(row, col + 1, carry)
+                    carry[col] = (rowspan - 1, text, cid)
+                col = _fill_spans(row, ids, col + 1, carry)
         while carry and col <= max(carry):  # spans from above past this row's last cell
             if col not in carry:
                 row.append("")
+                ids.append(-1)
                 col += 1
-            col = _fill_spans(row, col, carry)
+            col = _fill_spans(row, ids, col, carry)
         if row:
             grid.append(row)
+            id_grid.append(ids)
             header_flags.append(bool(cells) and all(c.name == "th" for c in cells))
-    return grid, header_flags
+    return grid, id_grid, header_flags
+
+
+def _merged(ids: list[int]) -> tuple[tuple[int, ...], ...]:
+    """The columns of one row that hold copies of one HTML cell (colspan, or a cell
+    spanning rows and columns), as groups of two or more column indices."""
+    columns: dict[int, list[int]] = {}
+    for j, cid in enumerate(ids):
+        if cid >= 0:
+            columns.setdefault(cid, []).append(j)
+    return tuple(tuple(cols) for cols in columns.values() if len(cols) > 1)
 
 
 def check_complete(html: str, name: str) -> None:
@@ -118,7 +140,8 @@ def html_to_table(html: str, name: str) -> Table:
     Header rows are the leading rows made only of ``<th>`` cells (at least the first row).
     A column's flat header joins its header texts top to bottom with "/", dropping a
     text equal to the one above it (a header cell spanning two header rows gives one
-    name, not "Rank/Rank"). Short rows are padded with empty cells.
+    name, not "Rank/Rank"). Short rows are padded with empty cells. The table's ``merged``
+    names the data-row positions copied from one HTML cell (:attr:`Table.merged`).
 
     Raises:
         HTMLTableError: no table, or a table without rows; ``broken`` when the HTML is
@@ -130,7 +153,7 @@ def html_to_table(html: str, name: str) -> Table:
     table = soup.find("table")
     if not isinstance(table, Tag):
         raise HTMLTableError(f"{name}: no <table> element")
-    grid, header_flags = _grid(table)
+    grid, id_grid, header_flags = _grid(table)
     if not grid:
         raise HTMLTableError(f"{name}: <table> has no rows")
     n_header = 1
@@ -153,4 +176,9 @@ def html_to_table(html: str, name: str) -> Table:
             if _MARKUP.search(cell):
                 raise HTMLTableError(f"{name}: broken HTML: markup in a cell ({cell[:60]!r})", True)
     rows = tuple(tuple(r) for r in grid[n_header:])
-    return Table(name=name, header=tuple(header), rows=rows)
+    merged = tuple(
+        (i + 1, group)
+        for i, ids in enumerate(id_grid[n_header:])
+        for group in _merged(ids)
+    )
+    return Table(name=name, header=tuple(header), rows=rows, merged=merged)

@@ -19,7 +19,7 @@ from suites.options import parse_options
 from suites.tableqa import synthetic
 from suites.tableqa.metrics import MATCH_METRICS
 from suites.tableqa.prompts import SYSTEM_PROMPTS, prompt_prefix
-from suites.tableqa.questions import TEMPLATES
+from suites.tableqa.questions import FILTER_RULES, TEMPLATES
 from suites.tableqa.subsets import LOOKUP_SUBSETS, SubsetQuestions, subset_questions
 from suites.tableqa.suite import TableQAOptions
 from suites.tableqa.tables import to_markdown
@@ -135,6 +135,7 @@ def load_items(
             "outside_size_range": len(dropped.get("size", [])),
         },
         "question_filters": {k: v for k, v in filters.items() if v is not None},
+        "question_filter_rules": FILTER_RULES,
         "wiki_cell_text": "visible text of each cell: no separator inserted at tag boundaries, "
         "<br> as a space, hidden sort keys left out, footnote markers kept",
         "wiki_cell_text_vs_wtq_csv": agreement,

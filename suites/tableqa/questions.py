@@ -17,6 +17,7 @@ from suites.tableqa.tables import Table
 
 __all__ = [
     "FILTERS",
+    "FILTER_RULES",
     "Question",
     "candidates",
     "TEMPLATES",
@@ -70,8 +71,21 @@ FILTERS = (
     "header_empty_or_duplicate",  # the name of t or q is empty or names two columns
     "value_or_answer_empty",  # X = row[q] or the answer row[t] is empty
     "value_or_answer_not_unique",  # X occurs twice in column q, or the answer in column t
-    "trivial",  # X equals the answer (a cell duplicated by colspan): the question says it
+    # X and the answer are copies of one merged cell (colspan): the question names its answer.
+    # Different cells with equal text stay questions, as in the article.
+    "one_merged_cell",
 )
+
+
+# What each filter is and whose rule it is, for the run record and the docs.
+FILTER_RULES = {
+    "header_empty_or_duplicate": "ours: the question cannot name t or q unambiguously",
+    "value_or_answer_empty": "the article's: the answer r[t] must exist (and X = r[q])",
+    "value_or_answer_not_unique": "the article's: the answer occurs once in column t and X "
+    "once in column q",
+    "one_merged_cell": "ours: X and the answer are copies of one merged (colspan) cell, so "
+    "the question names its answer; different cells with equal text stay questions",
+}
 
 
 def pair_filters(
@@ -93,6 +107,7 @@ def pair_filters(
     ]
     empty = [not cells[j].strip() for j in range(table.width)]
     repeated = [counts[j][cells[j]] > 1 for j in range(table.width)]
+    groups = table.cell_groups(row)
     out: dict[tuple[int, int], str | None] = {}
     for t in range(table.width):
         for q in range(table.width):
@@ -104,7 +119,7 @@ def pair_filters(
                 out[(t, q)] = FILTERS[1]
             elif repeated[t] or repeated[q]:
                 out[(t, q)] = FILTERS[2]
-            elif cells[t] == cells[q]:
+            elif t in groups and groups[t] == groups.get(q):
                 out[(t, q)] = FILTERS[3]
             else:
                 out[(t, q)] = None
@@ -118,8 +133,8 @@ def valid_pairs(
 
     A pair is valid when the headers of t and q are non-empty and occur once in the
     header, X = row[q] is non-empty and occurs once in column q, the answer row[t] is
-    non-empty and occurs once in column t, and X differs from the answer (see
-    :func:`pair_filters`).
+    non-empty and occurs once in column t, and X and the answer are not copies of one
+    merged cell (see :func:`pair_filters`).
     """
     return [pair for pair, why in pair_filters(table, row, counts).items() if why is None]
 
@@ -143,20 +158,27 @@ def filter_counts(tables: Sequence[Table], max_width: int = 16, max_height: int 
     """How many candidate (row, t, q) of ``tables`` each filter drops, and how many pass.
 
     Returns:
-        ``{"candidates": n, "questions": n, <filter>: n, ..., "tables_with_drops": {<filter>: n}}``
-        over the :func:`candidates` of ``tables``.
+        ``{"candidates": n, "questions": n, <filter>: n, ..., "tables_with_drops": {<filter>: n},
+        "questions_value_equals_answer": n, "tables_with_questions_value_equals_answer": n}``
+        over the :func:`candidates` of ``tables``; the last two count the questions kept
+        whose X has the answer's text in another cell (the article keeps them).
     """
     totals: Counter[str] = Counter()
     hit: set[tuple[str, str]] = set()
-    for table, _, _, _, why in candidates(tables, max_width, max_height):
+    equal: Counter[str] = Counter()  # table -> kept questions whose X has the answer's text
+    for table, row, t, q, why in candidates(tables, max_width, max_height):
         totals[why or "questions"] += 1
         if why:
             hit.add((table.name, why))
+        elif table.rows[row - 1][t] == table.rows[row - 1][q]:
+            equal[table.name] += 1
     return {
         "candidates": sum(totals.values()),
         "questions": totals["questions"],
         **{name: totals[name] for name in FILTERS},
         "tables_with_drops": {name: sum(1 for _, w in hit if w == name) for name in FILTERS},
+        "questions_value_equals_answer": sum(equal.values()),
+        "tables_with_questions_value_equals_answer": len(equal),
     }
 
 

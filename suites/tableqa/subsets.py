@@ -29,16 +29,22 @@ from suites.tableqa.wtq_csv import csv_agreement
 __all__ = ["LOOKUP_SUBSETS", "SubsetQuestions", "subset_questions"]
 
 LOOKUP_SUBSETS = ("wiki", *synthetic.SUBSETS)
-CACHE_VERSION = "tableqa-questions-v4"  # bump when table parsing or wiki sampling changes
+CACHE_VERSION = "tableqa-questions-v5"  # bump when table parsing or wiki sampling changes
 
 
 def _table_to_json(table: Table) -> list[Any]:
-    return [table.name, list(table.header), [list(r) for r in table.rows]]
+    merged = [[row, list(cols)] for row, cols in table.merged]
+    return [table.name, list(table.header), [list(r) for r in table.rows], merged]
 
 
 def _table_from_json(data: list[Any]) -> Table:
-    name, header, rows = data
-    return Table(name, tuple(header), tuple(tuple(r) for r in rows))
+    name, header, rows, merged = data
+    return Table(
+        name,
+        tuple(header),
+        tuple(tuple(r) for r in rows),
+        tuple((int(row), tuple(cols)) for row, cols in merged),
+    )
 
 
 class SubsetQuestions(NamedTuple):

@@ -15,11 +15,15 @@ class Table:
         name: stable id within its subset (``203-csv/733``, ``syn2/w5/t0``).
         header: W column names.
         rows: H rows of W cell texts.
+        merged: the positions of one merged source cell, per data row: (1-based row, the
+            0-based columns holding copies of one HTML cell split by colspan, alone or with
+            rowspan); empty for tables without merged cells.
     """
 
     name: str
     header: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    merged: tuple[tuple[int, tuple[int, ...]], ...] = ()
 
     @property
     def width(self) -> int:
@@ -34,6 +38,17 @@ class Table:
     def column(self, j: int) -> list[str]:
         """The values of column ``j`` (0-based), top to bottom."""
         return [row[j] for row in self.rows]
+
+    def cell_groups(self, row: int) -> dict[int, int]:
+        """Column -> group number for the columns of 1-based ``row`` that belong to a
+        merged source cell (see ``merged``); two columns with one number are one cell."""
+        return {j: k for k, (r, cols) in enumerate(self.merged) if r == row for j in cols}
+
+    def one_cell(self, row: int, a: int, b: int) -> bool:
+        """Whether columns ``a`` and ``b`` of 1-based ``row`` are copies of one merged
+        source cell."""
+        groups = self.cell_groups(row)
+        return a in groups and groups.get(a) == groups.get(b)
 
 
 def _cell(text: str) -> str:
