@@ -65,6 +65,16 @@ def test_two_keywords_never_join_into_a_name():
     assert normalise(' "AI  Clan-Meeting." ') == "ai clan meeting"
 
 
+def test_keywords_match_whole_keywords_after_normalisation_as_the_docs_say():
+    solar = needle("Helios", ("solar", "Panel", "grid", "x4"), "Product")
+    entity = {"name": "H", "keywords": ["solar panel", "PANEL.", "Grid"], "description": "solar"}
+    hits = match_needle(solar, [entity])
+    # "panel" and "grid" equal entity keywords after normalisation: 2 of 4; "solar" is only
+    # part of the keyword "solar panel" and a word of the description, which do not count
+    assert (hits["k0.5"], hits["k0.6"]) == (1, 0)
+    assert match_needle(solar, [{"name": "H", "keywords": ["solar panel grid x4"]}])["k0.5"] == 0
+
+
 # ------------------------------------------------------------------ needles of one document
 
 
