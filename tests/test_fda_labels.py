@@ -19,8 +19,14 @@ needs_data = pytest.mark.skipif(not LABELS.is_file(), reason="../shared/data not
 @pytest.mark.parametrize(
     ("value", "kept"),
     [
-        ("and 510(k) numbers: AL-5000 Sentech Korea Corp. k061922", "AL-5000 Sentech Korea Corp. k061922"),
-        ("and 510(k) number(s): Quanta Lite ACA IgA III (k953366)", "Quanta Lite ACA IgA III (k953366)"),
+        (
+            "and 510(k) numbers: AL-5000 Sentech Korea Corp. k061922",
+            "AL-5000 Sentech Korea Corp. k061922",
+        ),
+        (
+            "and 510(k) number(s): Quanta Lite ACA IgA III (k953366)",
+            "Quanta Lite ACA IgA III (k953366)",
+        ),
         ("/Indications for Use:", None),
         ("/ Indication(s) for use:", None),
         ("s:", None),
@@ -64,7 +70,10 @@ def test_apply_rule_counts_changed_and_dropped_labels_in_order():
         {"doc_id": "K2", "key": "a", "value": "Plain"},
     ]
     kept, summary = apply_rule(rows)
-    assert [(r["doc_id"], r["key"], r["value"]) for r in kept] == [("K1", "a", "X1"), ("K2", "a", "Plain")]
+    assert [(r["doc_id"], r["key"], r["value"]) for r in kept] == [
+        ("K1", "a", "X1"),
+        ("K2", "a", "Plain"),
+    ]
     assert summary["labels_read"] == 3 and summary["labels_kept"] == 2
     assert summary["changed"] == {"K1/a": ["and 510(k) number: X1", "X1"]}
     assert summary["dropped"] == {"K1/b": "/Indications for Use:"}

@@ -383,7 +383,10 @@ def test_wiki_keeps_equal_text_in_different_cells_as_the_article_does():
     from suites.tableqa.wiki import wiki_tables
 
     table = next(t for t in wiki_tables(DATA) if t.name == "201-csv/0")
-    t, q = table.header.index("Peak chart positions/GER"), table.header.index("Peak chart positions/AUT")
+    t, q = (
+        table.header.index("Peak chart positions/GER"),
+        table.header.index("Peak chart positions/AUT"),
+    )
     question = Question("201-csv/0", 1, t, q, "1", "1", table.width)
     assert table.rows[0][t] == table.rows[0][q] == "1"
     assert pair_filters(table, 1)[(t, q)] is None

@@ -119,7 +119,9 @@ def changes_table(summary: Mapping[str, Any]) -> str:
     """The labels :func:`apply_rule` changed or dropped, as a Markdown table (one row per
     label, sorted by document and key): document, key, the label read, the label kept
     (``dropped`` when none)."""
-    rows = [(*name.split("/", 1), before, after) for name, (before, after) in summary["changed"].items()]
+    rows = [
+        (*name.split("/", 1), before, after) for name, (before, after) in summary["changed"].items()
+    ]
     rows += [(*name.split("/", 1), before, None) for name, before in summary["dropped"].items()]
     lines = ["| document | key | label read | label kept |", "|---|---|---|---|"]
     for doc_id, key, before, after in sorted(rows, key=lambda r: (r[0], r[1])):

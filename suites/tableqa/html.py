@@ -177,8 +177,6 @@ def html_to_table(html: str, name: str) -> Table:
                 raise HTMLTableError(f"{name}: broken HTML: markup in a cell ({cell[:60]!r})", True)
     rows = tuple(tuple(r) for r in grid[n_header:])
     merged = tuple(
-        (i + 1, group)
-        for i, ids in enumerate(id_grid[n_header:])
-        for group in _merged(ids)
+        (i + 1, group) for i, ids in enumerate(id_grid[n_header:]) for group in _merged(ids)
     )
     return Table(name=name, header=tuple(header), rows=rows, merged=merged)
