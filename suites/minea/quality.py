@@ -8,8 +8,8 @@ summary of the document:
   on the sentences of both texts, scikit-learn) and the embedding cosine of the sentence
   encoder all-MiniLM-L6-v2 (``encoder``) or, without it, the TF-IDF cosine.
 - ``relevance`` (up): METEOR without chunk penalty (nltk, ``gamma=0``) of each piece's
-  extraction against the piece, averaged over pieces. Needs nltk's WordNet data; where it
-  is absent the score is None (not computed).
+  extraction against the piece, averaged over pieces. Needs WordNet (the ``meteor`` extra,
+  :mod:`suites.meteor`); where it is absent the score is None (not computed).
 - ``relevance_spread`` (down): standard deviation / mean of the per-piece relevance.
 - ``redundancy_avoidance_0.2``, ``_0.1`` (up): 1 - share of entity pairs whose TF-IDF
   cosine similarity exceeds the threshold; ``redundancy_avoidance_name_0.5`` the same on
@@ -105,38 +105,25 @@ def semantic_similarity(document: str, summary: str, encoder: Any = None) -> flo
 
 
 def meteor_available() -> bool:
-    """Whether nltk's WordNet data (needed by METEOR's synonym stage) is installed."""
-    try:
-        from nltk.corpus import wordnet
+    """Whether a WordNet for METEOR's synonym stage is installed (:mod:`suites.meteor`)."""
+    from suites.meteor import wordnet_reader
 
-        wordnet.ensure_loaded()
-    except (LookupError, ImportError, OSError):
-        return False
-    return True
+    return wordnet_reader() is not None
 
 
 def relevance(reference: str, hypothesis: str, wordnet: Any = None) -> float | None:
-    """METEOR of ``hypothesis`` against ``reference`` without chunk penalty (``gamma=0``).
+    """METEOR of ``hypothesis`` against ``reference`` without chunk penalty (``gamma=0``):
+    :func:`suites.meteor.meteor`.
 
     Args:
-        wordnet: a WordNet reader (default nltk's); None and no data installed gives None.
+        wordnet: a WordNet reader (default :func:`suites.meteor.wordnet_reader`).
 
     Returns:
         METEOR in [0, 1], 0 for an empty hypothesis, or None when WordNet is unavailable.
     """
-    from nltk.translate.meteor_score import meteor_score
+    from suites.meteor import meteor
 
-    if wordnet is None:
-        if not meteor_available():
-            return None
-        from nltk.corpus import wordnet as nltk_wordnet
-
-        wordnet = nltk_wordnet
-    ref = _WORDS.findall(reference.lower())
-    hyp = _WORDS.findall(hypothesis.lower())
-    if not ref or not hyp:
-        return 0.0
-    return float(meteor_score([ref], hyp, wordnet=wordnet, gamma=0.0))
+    return meteor(reference, hypothesis, gamma=0.0, wordnet=wordnet)
 
 
 def relevance_spread(values: Sequence[float | None]) -> float | None:

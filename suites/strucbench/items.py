@@ -24,6 +24,7 @@ from typing import Any
 from suites.derived_cache import cached_json, digest_of
 from suites.files import read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
+from suites.meteor import wordnet_status
 from suites.options import parse_options
 from suites.strucbench import render
 from suites.strucbench.bertscore import bertscore_note, resolve_encoder
@@ -253,6 +254,12 @@ def load_items(
         "options": opts,
         "hscore": _hscore_note(opts["hscore"]),
         "bertscore": bertscore_note(encoder, opts["bertscore"]),
+        "meteor": {
+            "metric": "nltk meteor_score (alpha 0.9, beta 3, gamma 0.5) of the prediction "
+            "against the gold table, lowercased \\w+ words (suites/meteor.py); not among the "
+            "paper's metrics"
+        }
+        | wordnet_status(),
         "items_per_format": {f: sum(1 for it in items if it.meta["format"] == f) for f in FORMATS},
         "tables_rejected": value["rejected"],
     }

@@ -41,13 +41,15 @@ class StrucbenchOptions:
 
 def run(item: Item, models: Models, options: StrucbenchOptions) -> ItemResult:
     """Generate the table; score H-Score (``options.hscore``), SacreBLEU, ROUGE-L,
-    BERTScore (``options.bertscore``), the error counts, and with ``options.pscore``
+    BERTScore (``options.bertscore``), METEOR (:mod:`suites.meteor`, where WordNet is
+    installed), the error counts, and with ``options.pscore``
     the P-Score from two judge calls (prediction vs gold, gold vs prediction).
 
     Raises:
         DataError: BERTScore asked for with an encoder that is missing.
         ModelError: from the backend.
     """
+    from suites.meteor import meteor
     from suites.strucbench.bertscore import bertscore_f1, resolve_encoder
     from suites.strucbench.metrics import table_metrics
     from suites.strucbench.pscore import JUDGE_GRAMMAR, combine, judge_prompt, parse_judgment
@@ -61,6 +63,9 @@ def run(item: Item, models: Models, options: StrucbenchOptions) -> ItemResult:
     encoder = resolve_encoder(options.bertscore, options.bertscore_layer)
     if encoder is not None:
         result.scores[f"{fmt}/bertscore"] = bertscore_f1(prediction, item.reference, encoder)
+    value = meteor(item.reference, prediction)  # None: no WordNet installed
+    if value is not None:
+        result.scores[f"{fmt}/meteor"] = value
     result.details["error_counts"] = metrics.error_counts
     result.details["parse_error"] = metrics.parse_error
     if metrics.hscore_components:
@@ -91,7 +96,7 @@ def metrics() -> tuple[str, ...]:
 
     per_format = [
         *H_NAMES, *(f"{name}_corrected" for name in H_NAMES), "sacrebleu", "bertscore",
-        "rouge_l", "parse_error", "p_content", "p_structure",
+        "rouge_l", "meteor", "parse_error", "p_content", "p_structure",
         *(f"error_{kind}" for kind in ERROR_TYPES),
     ]  # fmt: skip
     return (*(f"{fmt}/{name}" for fmt in ("raw", "html", "latex") for name in per_format),
@@ -119,6 +124,7 @@ SUITE = Suite(
         ("*/h_*", -math.inf, 4.0),
         ("*/sacrebleu", 0.0, 100.0),
         ("*/bertscore", -1.0, 1.0),
+        ("*/meteor", 0.0, 1.0),
         ("*/p_content", 0.0, 10.0),
         ("*/p_structure", 0.0, 10.0),
         ("*/error_*", 0.0, math.inf),
