@@ -129,8 +129,14 @@ class PathLock:
             os.close(fd)  # the holder deleted it as we locked: lock the new one
         facts = {"pid": os.getpid(), "host": socket.gethostname(),
                  "since": time.strftime("%Y-%m-%d %H:%M:%S")}  # fmt: skip
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(facts).encode(), 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(facts).encode(), 0)
+        except BaseException:
+            # a full disk: a descriptor kept open would hold the lock, and this run's own
+            # write would then be told another run holds it
+            self._drop(fd)
+            raise
         self._fd = fd
         with _HELD_GUARD:
             _HELD[self.path] = self
@@ -142,12 +148,16 @@ class PathLock:
             return
         with _HELD_GUARD:
             _HELD.pop(self.path, None)
+        fd, self._fd = self._fd, None
+        self._drop(fd)
+
+    def _drop(self, fd: int) -> None:
+        """Delete the lock file, then close ``fd`` (which holds its lock)."""
         try:
             self.lock.unlink(missing_ok=True)
         except OSError:
             pass  # a read-only folder now: the lock still ends with the descriptor
-        os.close(self._fd)
-        self._fd = None
+        os.close(fd)
 
     def __enter__(self) -> PathLock:
         return self if self.held else self.acquire()

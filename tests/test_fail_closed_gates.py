@@ -25,13 +25,16 @@ def test_gates_come_from_the_config_pytest_loaded_whatever_the_rootdir(toy, mode
 
 
 def test_another_config_file_is_named_and_the_projects_gates_are_warned_about(toy):
-    """-c other.ini: the gates of other.ini apply (ini option extractbench_gates); the
-    project's pyproject.toml gates do not, and the summary and record say so."""
+    """-c other.ini --ignore-project-gates: the gates of other.ini apply (ini option
+    extractbench_gates); the project's pyproject.toml gates do not, and the summary and
+    record say so (without the flag: exit 4, tests/test_fail_closed_paths.py)."""
     toy.makepyprojecttoml(GATED)
     (toy.path / "other.ini").write_text(
         "[pytest]\naddopts = --dist loadgroup\nextractbench_gates =\n    toy/length>=0.1\n"
     )
-    result, record = run(toy, [], "-c", "other.ini", "--rootdir", str(toy.path))
+    result, record = run(
+        toy, [], "-c", "other.ini", "--rootdir", str(toy.path), "--ignore-project-gates"
+    )
     assert result.ret == 0, result.stdout.str()[-2000:]
     assert [g["expression"] for g in record["gates"]] == ["toy/length>=0.1"]
     assert record["gates"][0]["source"].endswith("other.ini extractbench_gates")

@@ -123,6 +123,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="a baseline sharing no item with the record does not fail it",
     )
+    rep.add_argument(
+        "--allow-partial-baseline",
+        action="store_true",
+        help="with --max-regression: a baseline sharing no item of one of the record's "
+        "suites does not fail it",
+    )
     rep.add_argument("--junitxml", metavar="PATH", help="write the run's JUnit XML here")
     rep.add_argument("--html", metavar="PATH", help="write a self-contained HTML report here")
     rep.add_argument("--summary-md", metavar="PATH", help="write a markdown summary here")
@@ -147,6 +153,9 @@ def main(argv: list[str] | None = None) -> int:
                      help="with --baseline: fail on a significant drop larger than DELTA")  # fmt: skip
     mrg.add_argument("--allow-incomparable-baseline", action="store_true",
                      help="a baseline sharing no item does not fail the merged run")  # fmt: skip
+    mrg.add_argument("--allow-partial-baseline", action="store_true",
+                     help="with --max-regression: a baseline sharing no item of one of the "
+                     "suites does not fail the merged run")  # fmt: skip
     _export_arguments(mrg)
     add_compare_parser(sub)
     sch = sub.add_parser(

@@ -20,6 +20,7 @@ import plugins.verdict
 from plugins.cli.merge import MergeError, merge_records, record_gates
 from plugins.outputs.ctrf import ci_run_id
 from plugins.outputs.exports import ExportError, parse_exports
+from plugins.outputs.paths import path_problems
 from plugins.outputs.record import RunRecord
 from plugins.outputs.record_io import load_record, record_schema
 from plugins.outputs.step_summary import step_summary_target
@@ -72,12 +73,33 @@ def _gates(record: RunRecord, args: argparse.Namespace, where: str) -> GateSet:
         max_regression = record.baseline.max_regression
     return GateSet(
         record_gates(record, where), baseline, recorded, max_regression,
-        bool(args.allow_incomparable_baseline),
+        bool(args.allow_incomparable_baseline), bool(args.allow_partial_baseline),
     )  # fmt: skip
+
+
+def _clashes(command: str, args: argparse.Namespace, records: list[str], out: str | None) -> bool:
+    """Whether the command's files clash (:func:`path_problems`: two name one file, an
+    output names a folder, a bad ``--export``); each problem printed as one line."""
+    try:
+        exports = parse_exports(args.export, args.ctrf)
+    except ExportError as exc:
+        print(f"extractbench {command}: {exc}", file=sys.stderr)
+        return True
+    problems = path_problems(
+        [*(("record", r) for r in records), ("--baseline", args.baseline)],
+        [("-o", out), ("--junitxml", args.junitxml), ("--html", args.html),
+         ("--summary-md", args.summary_md), ("--ctrf", exports.get("ctrf"))],
+        [("--export every-eval-ever", exports.get("every-eval-ever"))],
+    )  # fmt: skip
+    for line in problems:
+        print(f"extractbench {command}: {line}", file=sys.stderr)
+    return bool(problems)
 
 
 def report_command(args: argparse.Namespace) -> int:
     """Render the reports of a run record; return the run's own exit status."""
+    if _clashes("report", args, [args.record], None):
+        return USAGE_ERROR
     record = load_record(Path(args.record))
     try:
         gates = _gates(record, args, args.record)
@@ -95,6 +117,8 @@ def report_command(args: argparse.Namespace) -> int:
 def merge_command(args: argparse.Namespace) -> int:
     """The shards' run records as one run's record, JUnit and summaries; that run's exit
     status (4 when the records cannot be merged)."""
+    if _clashes("merge", args, list(args.records), args.out):
+        return USAGE_ERROR
     records = [load_record(Path(p)) for p in args.records]
     try:
         merged = merge_records(records, args.records)

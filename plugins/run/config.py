@@ -16,6 +16,7 @@ import pytest
 from fixtures.models.options import ModelOptions
 from plugins.outputs.ctrf import ci_run_id
 from plugins.outputs.exports import ExportError, parse_exports
+from plugins.outputs.paths import path_problems
 from plugins.outputs.record import RunRecord, new_run_id
 from plugins.outputs.record_io import RecordError, load_record
 from plugins.outputs.step_summary import step_summary_target
@@ -100,6 +101,13 @@ def _read(path: str, option: str) -> RunRecord:
         raise pytest.UsageError(f"{option} {exc}") from None
 
 
+def _benchmark(config: pytest.Config, registry: Registry) -> bool:
+    """Whether the command runs suites (or re-scores a record): not the harness's own tests."""
+    return bool(
+        config.getoption("rescore") or registry.selected(config.args, config.invocation_params.dir)
+    )
+
+
 def _settings(config: pytest.Config, registry: Registry) -> tuple[Settings, dict[str, Any]]:
     suite_options = list(config.getoption("suite_option"))
     for suite in registry.suites.values():
@@ -119,6 +127,11 @@ def _settings(config: pytest.Config, registry: Registry) -> tuple[Settings, dict
         raise pytest.UsageError(str(exc)) from None
     typed, problems = typed_suite_options(settings.suite_options, registry)
     problems = unknown_gates(settings.gates, registry) + problems
+    if not config.getoption("ignore_project_gates") and _benchmark(config, registry):
+        # a release gate the run silently drops would pass at any score
+        problems += [
+            f"{w}; or --ignore-project-gates to run without them" for w in settings.warnings
+        ]
     if problems:
         raise pytest.UsageError("\n".join(problems))
     return settings, typed
@@ -163,6 +176,7 @@ def _gates(config: pytest.Config, settings: Settings) -> GateSet:
     return GateSet(
         tuple(settings.gates), baseline, None, max_regression,
         bool(config.getoption("allow_incomparable_baseline")),
+        bool(config.getoption("allow_partial_baseline")),
     )  # fmt: skip
 
 
@@ -171,19 +185,23 @@ def _targets(
 ) -> Targets:
     option = config.getoption("report_json")
     record = Path(option) if option else config.rootpath / "reports" / f"{run_id}.json"
-    if rescore_path and Path(rescore_path).resolve() == record.resolve():
-        raise pytest.UsageError(
-            f"--rescore {rescore_path} --report-json {option}: the same file; write the re-scored "
-            "record to another path (a failed re-score would lose the one it reads)"
-        )
     md = config.getoption("summary_md")
-    return Targets(
+    targets = Targets(
         record=record,
         junit=Path(taken["junit"]) if taken.get("junit") else None,
         html=Path(taken["html"]) if taken.get("html") else None,
         markdown=Path(md) if md else None,
         **_export_targets(config),
     )
+    problems = path_problems(
+        [("--baseline", config.getoption("baseline")), ("--rescore", rescore_path)],
+        [("--report-json", record), ("--junitxml", targets.junit), ("--html", targets.html),
+         ("--summary-md", targets.markdown), ("--ctrf", targets.ctrf)],
+        [("--export every-eval-ever", targets.every_eval_ever)],
+    )  # fmt: skip
+    if problems:
+        raise pytest.UsageError("\n".join(problems))
+    return targets
 
 
 def _export_targets(config: pytest.Config) -> dict[str, Any]:

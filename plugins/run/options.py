@@ -160,6 +160,20 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         "reported as not comparable instead of failing the run (exit 1).",
     )
     group.addoption(
+        "--allow-partial-baseline",
+        action="store_true",
+        help="with --baseline and --max-regression: a selected suite of which the baseline "
+        "shares no scored item is reported as not comparable instead of failing the run "
+        "(exit 1).",
+    )
+    group.addoption(
+        "--ignore-project-gates",
+        action="store_true",
+        help="run without the gates a project's pyproject.toml declares when pytest loaded "
+        "another config file (-c, --rootdir); without it such a run is a usage error (exit "
+        "4). --gates-file PYPROJECT applies them instead.",
+    )
+    group.addoption(
         "--skip-missing-data",
         action="store_true",
         help="skip a selected suite whose data files are absent instead of stopping with a "

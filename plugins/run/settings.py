@@ -166,8 +166,9 @@ def read_settings(
     for suite, values in parse_suite_options(cli_options).items():
         options.setdefault(suite, {}).update(values)
     warnings = []
+    applied = {loaded, gates_file.resolve() if gates_file is not None else None}
     for project in projects:
-        if project.resolve() == loaded:
+        if project.resolve() in applied:
             continue
         declared = _toml_table(project, "tool", "extractbench")
         if declared.get("gates"):

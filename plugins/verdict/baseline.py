@@ -131,18 +131,23 @@ def baseline_section(
     baseline: Mapping[str, Any],
     max_regression: float | None,
     allow_incomparable: bool = False,
+    allow_partial: bool = False,
 ) -> dict[str, Any]:
     """The run record's ``baseline`` section: every comparison plus the overlap.
 
     A baseline that shares no scored item with the run cannot show a regression, so it
-    fails the run (``failed`` True) unless ``allow_incomparable`` is set; a partial
-    overlap is reported by its count (``shared_items``).
+    fails the run (``failed`` True) unless ``allow_incomparable`` is set. With
+    ``max_regression`` set, so does one that shares no scored item of a suite the run
+    scored (that suite's regression checks could never fail) unless ``allow_partial`` is
+    set; a partial overlap within a suite is reported by its count (``shared_items``).
 
     Args:
         current, baseline: run records (only ``items`` is read from ``current``).
         max_regression: see :func:`compare_records`.
         allow_incomparable: accept a baseline without shared items
             (``--allow-incomparable-baseline``).
+        allow_partial: accept a baseline without a suite of the run
+            (``--allow-partial-baseline``).
 
     Returns:
         JSON-safe dict: ``run_id``, ``model``, ``max_regression``, ``shared_items``,
@@ -162,6 +167,17 @@ def baseline_section(
         "the baseline)"
         + ("; allowed by --allow-incomparable-baseline" if allow_incomparable else "")
     )
+    lacking = sorted(
+        {it["suite"] for it in scored} - {it["suite"] for it in scored if it["id"] in base_ids}
+    )
+    if shared and lacking and max_regression is not None:
+        failed = not allow_partial
+        reason = (
+            f"lacks {', '.join(lacking)}: no scored item of it shared, so its regression "
+            f"checks are not comparable; {reason}; "
+            + ("allowed by --allow-partial-baseline" if allow_partial
+               else "--allow-partial-baseline accepts that")
+        )  # fmt: skip
     return {
         "run_id": baseline.get("run_id", ""),
         "model": baseline.get("model", {}).get("name", ""),

@@ -50,6 +50,7 @@ class GateSet:
             checks), or None.
         max_regression: tolerated drop per metric (``--max-regression``).
         allow_incomparable: a baseline sharing no item does not fail the run.
+        allow_partial: a baseline sharing no item of a selected suite does not fail it.
     """
 
     thresholds: tuple[Gate, ...] = ()
@@ -57,6 +58,7 @@ class GateSet:
     recorded_baseline: dict[str, Any] | None = None
     max_regression: float | None = None
     allow_incomparable: bool = False
+    allow_partial: bool = False
 
 
 @dataclass(frozen=True)
@@ -304,7 +306,7 @@ def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
     if gates.baseline is not None:
         baseline = baseline_section(
             {"items": scored}, gates.baseline.as_dict(), gates.max_regression,
-            gates.allow_incomparable,
+            gates.allow_incomparable, gates.allow_partial,
         )  # fmt: skip
     refused = _refused(selection, gates)
     complete = _complete(record, refused)
