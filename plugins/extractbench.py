@@ -34,7 +34,7 @@ from plugins.run import collection
 from plugins.run.config import CONFIG_KEY, run_config
 from plugins.run.controller import Controller
 from plugins.run.options import add_options
-from plugins.run.recorder import ItemRecorder, report_entry
+from plugins.run.recorder import ItemRecorder, redact_report, report_entry
 from plugins.run.state import STATE_KEY, RunState
 from plugins.run.supervisor import Journal, should_supervise, supervise, take_journal
 from plugins.run.worker import Worker
@@ -184,8 +184,10 @@ def pytest_runtest_makereport(
     report = yield
     bench_item = bench_item_of(item)
     if not isinstance(bench_item, Item):
+        redact_report(report)
         return report
     entry = report_entry(bench_item, item.stash.get(RECORDER_KEY, None), report, call)
+    redact_report(report)  # after its error line is taken
     if entry is None:
         return report
     state = item.config.stash[STATE_KEY]

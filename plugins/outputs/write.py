@@ -9,7 +9,9 @@ verdict. An output that cannot be written is one line in the record's
 ``output_errors`` and the verdict becomes exit 6 (:meth:`Verdict.with_lost_outputs`); if
 the record itself cannot be written, the other outputs are written again so that none of
 them says more than the run could keep, and an earlier run's record at that path is
-removed so no reader takes it for this run's.
+removed so no reader takes it for this run's. Every secret the process knows (an API key,
+URL credentials, header values: :mod:`fixtures.models.redact`) is masked here, in the record
+the documents are rendered from and in each file's text, whatever path it came by.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fixtures.models.redact import known_secrets, redact_json, redact_secrets
 from plugins.outputs.ctrf import ctrf_json
 from plugins.outputs.eee import eee_files
 from plugins.outputs.html_report import page_html
@@ -135,10 +138,17 @@ def _documents(targets: Targets, registry: Registry) -> list[tuple[str, Path, Re
 
 
 def _write(path: Path, content: str | dict[str, str]) -> list[Path]:
-    """Write one document (or a folder's files); the paths written."""
+    """Write one document (or a folder's files), secrets masked; the paths written."""
     if isinstance(content, str):
-        return [write_output(path, content)]
-    return [write_output(path / relative, text) for relative, text in content.items()]
+        return [write_output(path, redact_secrets(content))]
+    return [write_output(path / rel, redact_secrets(text)) for rel, text in content.items()]
+
+
+def _redacted(record: RunRecord) -> RunRecord:
+    """``record`` with every secret the process knows masked in its strings."""
+    if not known_secrets():
+        return record
+    return RunRecord.model_validate(redact_json(record.model_dump(mode="json"), urls=False))
 
 
 def write_outputs(
@@ -161,7 +171,7 @@ def write_outputs(
     lost: list[str] = []
     anchor = targets.record or targets.html or targets.markdown or targets.junit or Path("run")
     folder, stem = anchor.parent, anchor.stem
-    record = record.decided(verdict)
+    record = _redacted(record).decided(verdict)
     suite_lines, files = suite_reports(record, registry, folder, stem, targets.artifacts, lost)
     try:
         images = _images(record, targets, folder, stem)
@@ -203,7 +213,7 @@ def write_outputs(
     written_at = None
     if targets.record is not None:
         try:
-            write_output(targets.record, dump_record(final()[0]))
+            write_output(targets.record, redact_secrets(dump_record(final()[0])))
             written_at = targets.record
             files.append(targets.record)
         except (OSError, ValueError) as exc:

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from fixtures.models.redact import redact_text
 from fixtures.plugin import ModelSetup
 from plugins.outputs.terminal import summary_lines
 from plugins.outputs.write import Written
@@ -49,8 +50,9 @@ def _item_id(nodeid: str) -> str:
 def _error_line(report: pytest.TestReport) -> str:
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None:
-        return f"{crash.path}:{crash.lineno}: {str(crash.message).strip().splitlines()[0]}"[:1000]
-    return "\n".join(str(report.longrepr or "").strip().splitlines()[-3:])[:1000]
+        line = f"{crash.path}:{crash.lineno}: {str(crash.message).strip().splitlines()[0]}"
+        return redact_text(line)[:1000]  # redacted before it is cut
+    return redact_text("\n".join(str(report.longrepr or "").strip().splitlines()[-3:]))[:1000]
 
 
 class Controller:

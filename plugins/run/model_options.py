@@ -144,7 +144,9 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
         type=float,
         default=300.0,
         metavar="S",
-        help="--backend openai: seconds one request may take before it is retried (default 300).",
+        help="--backend openai: seconds one request may take in all, from connecting to the "
+        "answer's last byte (a server that trickles its answer is cut there, and the request "
+        "retried); also the longest Retry-After waited for (default 300).",
     )
     group.addoption(
         "--max-retries",
@@ -152,7 +154,9 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
         default=3,
         metavar="N",
         help="--backend openai: retries of a request after a connection error, timeout, 429 "
-        "or 5xx, with exponential backoff from 0.5 s (default 3).",
+        "or 5xx, after the server's Retry-After (at most 60 s and --request-timeout; one "
+        "asking longer fails the request at once) or with exponential backoff from 0.5 s "
+        "(default 3).",
     )
     group.addoption(
         "--max-failures",

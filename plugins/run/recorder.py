@@ -9,11 +9,12 @@ from typing import Any
 
 import pytest
 
+from fixtures.models.redact import redact_text
 from suites.item import Item
 from suites.model import Backend, Generation, RunStopper
 from suites.protocol import ItemResult, generate
 
-__all__ = ["ItemRecorder", "json_safe", "report_entry"]
+__all__ = ["ItemRecorder", "json_safe", "report_entry", "redact_report"]
 
 _METRIC_RE = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
 
@@ -155,12 +156,24 @@ class ItemRecorder:
 
 
 def _error_line(report: pytest.TestReport) -> str:
-    """``file:line: ExcType: message`` (the message's first lines) of a failed report."""
+    """``file:line: ExcType: message`` (the message's first lines) of a failed report,
+    redacted before it is cut (no part of a secret is kept)."""
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is not None:
         message = "\n".join(str(crash.message).strip().splitlines()[:3])
-        return f"{crash.path}:{crash.lineno}: {message}"[:1000]
-    return "\n".join(str(report.longrepr or "").strip().splitlines()[-3:])[:1000]
+        return redact_text(f"{crash.path}:{crash.lineno}: {message}")[:1000]
+    return redact_text("\n".join(str(report.longrepr or "").strip().splitlines()[-3:]))[:1000]
+
+
+def redact_report(report: pytest.TestReport) -> None:
+    """A failed report whose text holds a secret of the run (or a URL's credentials) gets
+    that text redacted (:func:`fixtures.models.redact.redact_text`) in its place: pytest
+    prints it to the terminal and sends it to the controller."""
+    if report.failed and report.longrepr is not None:
+        text = str(report.longrepr)
+        clean = redact_text(text)
+        if clean != text:
+            report.longrepr = clean
 
 
 def report_entry(

@@ -124,11 +124,13 @@ def build_record(
 ) -> RunRecord:
     """The run record of the items finished so far: facts only (the verdict, aggregates
     and gates come from :func:`plugins.verdict.decide`). No credential of a
-    ``--base-url`` reaches it (settings, model, errors are redacted; the items'
-    predictions and references stay verbatim, their endpoints redacted at source)."""
+    ``--base-url`` and no other secret the process knows reaches it (settings, model, errors
+    are redacted; the items' predictions and references keep their URLs, their endpoints
+    and answers redacted at source; :func:`plugins.outputs.write_outputs` masks the
+    secrets once more in every file)."""
     items = [ItemEntry.model_validate(state.items[key]) for key in sorted(state.items)]
     for item in items:
-        if item.error and "://" in item.error:
+        if item.error:
             item.error = redact_text(item.error)
     suites = {
         name: {k: v for k, v in info.items() if k != "items_deselected"}
