@@ -161,3 +161,23 @@ def test_no_assert_rewrite_warning_when_the_plugin_is_imported_first(toy):
     result = toy.run(sys.executable, "-c", script)
     assert result.ret == 0, result.stdout.str()[-2000:] + result.stderr.str()[-2000:]
     assert "PytestAssertRewriteWarning" not in result.stdout.str() + result.stderr.str()
+
+
+def test_lines_while_a_long_item_runs_in_this_process(toy):
+    """Serial: the timer's lines reach the terminal while an item runs (its output is
+    captured by pytest), naming the item."""
+    toy.makeconftest(
+        (toy.path / "conftest.py").read_text()
+        + "\nimport time\n\ndef pytest_runtest_call(item):\n"
+        + "    if item.nodeid.endswith('[toy/d0/applicant]') or '[toy/d0/applicant]@' in item.nodeid:\n"
+        + "        time.sleep(2.5)\n"
+    )
+    result = toy.runpytest_subprocess(
+        "--backend", "fake", "--data-dir", "data", "-p", "no:cacheprovider", "--no-step-summary",
+        "--report-json", "run.json", "--progress", "0.5",
+    )  # fmt: skip
+    assert result.ret == 0
+    running = re.findall(
+        r"extractbench progress: run: 0 items .*longest toy/d0/applicant for.*", result.stdout.str()
+    )
+    assert len(running) >= 2, result.stdout.str()[-3000:]

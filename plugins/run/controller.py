@@ -14,6 +14,7 @@ import signal
 import tempfile
 import threading
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +90,12 @@ class Controller:
 
     def _progress_line(self, line: str) -> None:
         reporter = self.config.pluginmanager.getplugin("terminalreporter")
-        if reporter is not None:
+        if reporter is None:
+            return
+        # the timer writes while an item runs in this process, whose output pytest
+        # captures: released for the line, as pytest's live logging does
+        capman = self.config.pluginmanager.getplugin("capturemanager")
+        with capman.global_and_fixture_disabled() if capman is not None else nullcontext():
             if getattr(getattr(reporter, "_tw", None), "width_of_current_line", 0):
                 reporter.write("\n")  # after the progress dots of -q and xdist
             reporter.write_line(line)
