@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from fixtures.models.registry import backend_names
-from fixtures.models.wrappers import recording_calls
+from fixtures.models.wrappers import MODEL_LOADS, recording_calls
 from fixtures.nodes import bench_item_of
 from fixtures.plugin import MODELS_KEY, ReplayData, setup_models
 from plugins.run import collection
@@ -197,4 +197,10 @@ def pytest_runtest_makereport(
         state.sent_suites.add(bench_item.suite)
         report.extractbench_suite = {bench_item.suite: state.suites.get(bench_item.suite)}  # type: ignore[attr-defined]
     report.extractbench_item = entry  # type: ignore[attr-defined]
+    if MODEL_LOADS:
+        worker = getattr(item.config, "workerinput", {}).get("workerid")
+        report.extractbench_events = [  # type: ignore[attr-defined]
+            f"{line} ({worker})" if worker else line for line in MODEL_LOADS
+        ]
+        MODEL_LOADS.clear()
     return report

@@ -21,6 +21,7 @@ RECIPES = [
     ROOT / "ci/gitlab-ci.yml",
     ROOT / "ci/Jenkinsfile",
 ]
+GPU_RECIPES = [ROOT / "ci/github-gpu.yml", ROOT / "ci/gitlab-gpu.yml"]
 # pages linked or listed before the branch that writes them is merged (none at present)
 OTHER_BRANCHES: set[str] = set()
 
@@ -142,3 +143,26 @@ def test_the_ci_recipes_use_options_that_exist():
             else:
                 assert argv[1] == "merge" and "--junitxml" in used, recipe.name
     assert seen["pytest"] >= 4 and seen["extractbench"] >= 3, seen
+
+
+def test_the_gpu_recipes_use_options_that_exist():
+    """One GPU runner, no shards: the gate runs every layer offloaded and writes its record;
+    the set-up script's extractbench commands exist and doctor comes before the gate."""
+    pytest_options = _options(sys.executable, "-m", "pytest", "--help")
+    for recipe in GPU_RECIPES:
+        commands = _commands(recipe)
+        gates = [argv for argv in commands if argv[0] == "pytest"]
+        assert len(gates) == 1, recipe.name
+        used = {a.split("=")[0] for a in gates[0] if a.startswith("--")}
+        assert used <= pytest_options, f"{recipe.name}: unknown {sorted(used - pytest_options)}"
+        assert {"--n-gpu-layers", "--report-json"} <= used, recipe.name
+        text = recipe.read_text(encoding="utf-8")
+        assert text.index("ci/gpu-setup.sh") < text.index("pytest suites/"), recipe.name
+    setup = (ROOT / "ci/gpu-setup.sh").read_text(encoding="utf-8")
+    for words in re.findall(r"extractbench ([a-z]+(?: [a-z]+)?)", setup):
+        command = words.split()
+        if command[0] == "server":
+            _options(sys.executable, "-m", "plugins.cli.main", *command, "--help")  # exits 0
+        else:
+            _options(sys.executable, "-m", "plugins.cli.main", command[0], "--help")
+    assert "extractbench doctor" in setup

@@ -3,9 +3,13 @@ black-box through pytester that the controller alone prints them (serial and -n 
 
 from __future__ import annotations
 
+import re
+import sys
+import time
+
 import pytest
 
-from plugins.run.progress import Progress, duration_text
+from plugins.run.progress import Heartbeat, Progress, duration_text
 from tests.test_plugin import MODES
 
 
@@ -21,18 +25,29 @@ def test_rates_eta_and_suite_end_on_a_fake_clock():
     totals = {"fda": 4, "minea": None}
     now[0] = 110.0  # the first item took 10 s: the suite started at 100
     progress.item(entry("a"), 10.0, totals)
-    assert lines == []  # less than 30 s since the start of the run
+    # a suite's first item: its line at once (1 item in 10 s, 3 left: ETA 30 s)
+    assert lines == [
+        "extractbench progress: fda 1/4 items (25%), 0.10 items/s, 1.5 generated tokens/s, "
+        "ETA 30.0 s"
+    ]
+    lines.clear()
     now[0] = 125.0
     progress.item(entry("m", suite="minea", tokens=0), 5.0, totals)  # minea started at 120
-    assert lines == []
+    assert lines == [
+        "extractbench progress: minea 1 items, 0.20 items/s, 1.0 generated tokens/s, ETA unknown"
+    ]
+    lines.clear()
     now[0] = 130.0
     progress.item(entry("b", outcome="failed"), 10.0, totals)
     progress.item(entry("b"), 10.0, totals)  # the same item again (another report)
-    # at 130 s: fda 2 items in 30 s (0.0667/s, 30 tokens: 1.0 tok/s), 2 left: ETA 30 s
+    # at 130 s, 30 s after the last lines: fda 2 items in 30 s (0.0667/s, 30 tokens:
+    # 1.0 tok/s), 2 left: ETA 30 s; the run: 3 items in 30 s, 2 left of fda's 4 (minea's
+    # total unknown) at 0.1/s: 20 s
     assert lines == [
         "extractbench progress: fda 2/4 items (50%), 1 failed, 0.07 items/s, "
         "1.0 generated tokens/s, ETA 30.0 s",
         "extractbench progress: minea 1 items, 0.10 items/s, 0.5 generated tokens/s, ETA unknown",
+        "extractbench progress: run: 3/4 items of 1 suite(s), 30.0 s so far, ETA 20.0 s",
     ]
     lines.clear()
     now[0] = 140.0
@@ -43,6 +58,46 @@ def test_rates_eta_and_suite_end_on_a_fake_clock():
         "1.5 generated tokens/s"
     ]
     assert duration_text(3725) == "1 h 2 min" and duration_text(125) == "2 min 5 s"
+
+
+def test_a_long_item_gets_lines_every_interval_without_ending():
+    """The timer's tick prints while no item ends (a MINEA item iterating for minutes),
+    naming the item running longest."""
+    now = [0.0]
+    lines: list[str] = []
+    progress = Progress(60.0, lines.append, clock=lambda: now[0])
+    progress.started("suites/minea/test_minea.py::test_minea[minea/doc1]")
+    now[0] = 30.0
+    progress.tick()
+    assert lines == []  # not yet an interval
+    for minute in (1, 2, 3):
+        now[0] = 60.0 * minute + 0.5
+        progress.tick()
+    assert len(lines) == 3
+    assert lines[-1] == (
+        "extractbench progress: run: 0 items in 3 min 0 s, 1 running, longest minea/doc1 "
+        "for 3 min 0 s"
+    )
+    progress.item(entry("minea/doc1", suite="minea"), 180.5, {"minea": 2},
+                  "suites/minea/test_minea.py::test_minea[minea/doc1]")  # fmt: skip
+    assert progress.running == {}
+
+
+def test_events_and_the_heartbeat_thread():
+    lines: list[str] = []
+    progress = Progress(0.05, lines.append)
+    progress.event("collected 3 items in 0.1 s")
+    progress.started("t[fda/a]")
+    beat = Heartbeat(progress).start()
+    deadline = time.monotonic() + 10
+    while len(lines) < 3 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    beat.stop()
+    assert lines[0] == "extractbench progress: collected 3 items in 0.1 s"
+    assert len(lines) >= 3 and "1 running, longest fda/a for" in lines[-1]
+    silent: list[str] = []
+    Progress(0, silent.append).event("x")
+    assert silent == []
 
 
 def test_progress_zero_prints_nothing():
@@ -60,11 +115,21 @@ def test_the_controller_prints_each_suites_progress_once(toy, mode):
     )  # fmt: skip
     assert result.ret == 0
     out = result.stdout.str()
-    done = [line for line in out.splitlines() if line.startswith("extractbench progress: toy done")]
+    # the timer's lines may follow a progress dot on the same line
+    done = re.findall(r"extractbench progress: toy done.*", out)
     assert len(done) == 1, out[-3000:]
     assert done[0].startswith("extractbench progress: toy done: 24 items in ")
     periodic = [line for line in out.splitlines() if line.startswith("extractbench progress: toy ")]
     assert any("/24 items (" in line and "ETA" in line for line in periodic), out[-3000:]
+    said = re.findall(r"extractbench progress: .*", out)
+    assert said[0].startswith("extractbench progress: collected 24 items in "), said[:3]
+    loads = [line for line in said if " loaded in " in line]
+    assert loads and all(line.startswith("extractbench progress: model ") for line in loads)
+    assert len(loads) <= (2 if mode else 1)  # one per process that loaded it
+    assert any(line.startswith("extractbench progress: run: ") and "ETA" in line for line in said)
+    # pytest's own [NN%] is hidden (it passed 100%: the gate cases count too)
+    assert not re.search(r"\[ ?\d+%\]", out), out[-3000:]
+    assert "PytestAssertRewriteWarning" not in out + result.stderr.str()
 
 
 def test_progress_off_and_a_bad_value(toy):
@@ -82,3 +147,37 @@ def test_progress_off_and_a_bad_value(toy):
     result = toy.runpytest_subprocess(*args, "--progress", "-1")
     assert result.ret == 4
     result.stderr.fnmatch_lines(["*--progress -1.0: must be a number of seconds >= 0*"])
+
+
+def test_no_assert_rewrite_warning_when_the_plugin_is_imported_first(toy):
+    """An installed plugin is imported before pytest reads its ``pytest_plugins``, so
+    pytest cannot rewrite ``fixtures.plugin`` and warned on every run; the module opts out."""
+    script = (
+        "import sys, fixtures.plugin, pytest; sys.exit(pytest.main(["
+        "'-W', 'error::pytest.PytestAssertRewriteWarning', "
+        "'--backend', 'fake', '--data-dir', 'data', '-p', 'no:cacheprovider', "
+        "'--no-step-summary', '--report-json', 'run.json']))"
+    )
+    result = toy.run(sys.executable, "-c", script)
+    assert result.ret == 0, result.stdout.str()[-2000:] + result.stderr.str()[-2000:]
+    assert "PytestAssertRewriteWarning" not in result.stdout.str() + result.stderr.str()
+
+
+def test_lines_while_a_long_item_runs_in_this_process(toy):
+    """Serial: the timer's lines reach the terminal while an item runs (its output is
+    captured by pytest), naming the item."""
+    toy.makeconftest(
+        (toy.path / "conftest.py").read_text()
+        + "\nimport time\n\ndef pytest_runtest_call(item):\n"
+        + "    if item.nodeid.endswith('[toy/d0/applicant]') or '[toy/d0/applicant]@' in item.nodeid:\n"
+        + "        time.sleep(2.5)\n"
+    )
+    result = toy.runpytest_subprocess(
+        "--backend", "fake", "--data-dir", "data", "-p", "no:cacheprovider", "--no-step-summary",
+        "--report-json", "run.json", "--progress", "0.5",
+    )  # fmt: skip
+    assert result.ret == 0
+    running = re.findall(
+        r"extractbench progress: run: 0 items .*longest toy/d0/applicant for.*", result.stdout.str()
+    )
+    assert len(running) >= 2, result.stdout.str()[-3000:]

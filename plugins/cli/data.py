@@ -13,6 +13,8 @@ from suites.datasets.manifest import MANIFEST_PATH
 
 __all__ = ["data_command"]
 
+EXTRAS_SHOWN = 5  # extra files listed without -v
+
 
 def data_command(args: argparse.Namespace) -> int:
     """``extractbench data fetch|verify|info``."""
@@ -52,11 +54,20 @@ def data_command(args: argparse.Namespace) -> int:
             return USAGE_ERROR
         suites = args.suites or list(manifest.suites)
         problems = manifest.verify(folder, suites)
-        for line in problems:
-            print(line)
         failing = [p for p in problems if not p.startswith("extra")]
+        extras = [p for p in problems if p.startswith("extra")]
+        for line in failing:
+            print(line)
+        shown = extras if args.verbose else extras[:EXTRAS_SHOWN]
+        for line in shown:
+            print(line)
+        if len(extras) > len(shown):
+            print(f"... and {len(extras) - len(shown)} more extra files (-v lists them all)")
+        missing = sum(p.startswith("missing") for p in failing)
         print(f"{folder}: {len(manifest.files(suites))} files of {', '.join(suites)}: "
-              + (f"{len(failing)} missing or changed" if failing else "all verified"))  # fmt: skip
+              f"{len(manifest.files(suites)) - len(failing)} verified, {missing} missing, "
+              f"{len(failing) - missing} changed, {len(extras)} extra (not in the manifest, "
+              f"not read): " + ("FAILED" if failing else "all verified"))  # fmt: skip
         return 1 if failing else 0
     print(f"data manifest {manifest.version} ({MANIFEST_PATH})")
     print(f"user cache: {cache}")

@@ -36,17 +36,24 @@ one run of all items would give, and exits with that run's status (``plugins.cli
     extractbench data info
 
 download the pinned data (hash-checked) into the user cache, check a local copy against
-the manifest (missing, changed, extra files, one line each), list sources and licenses.
+the manifest (each missing or changed file, the first extra files, the counts; ``-v``
+every extra file), list sources and licenses.
 
     extractbench server build [--version V] [--sdist PATH] [--jobs N]
     extractbench server which
     extractbench doctor
+    extractbench bundle -o DIR [--python X.Y] [--platform TAG] [--extra NAME] [--model GGUF]
+                        [--data-dir DIR] [--part-size SIZE]
+    extractbench bundle install DIR [--venv PATH] [--cpu] [--cuda-arch ARCHS]
 
 build llama.cpp's ``llama-server`` from the llama.cpp vendored in llama-cpp-python's
 source into the user cache (``fixtures.models.server_build``), which ``--serve`` then
 starts with parallel slots; ``which`` prints the server ``--serve`` would start.
 ``doctor`` prints what this machine offers the backends (llama.cpp's GPU offload, torch and
 CUDA, the GPUs) and what the ``auto`` options pick here (``fixtures.models.doctor``).
+``bundle`` writes what an offline GPU machine needs (wheels, llama-cpp-python's source, the
+model and data, the project) in parts with a manifest of digests, and ``bundle install``
+installs it there with no index (``plugins.cli.bundle_make``, ``plugins.cli.bundle_install``).
 """
 
 from __future__ import annotations
@@ -56,6 +63,7 @@ import math
 import sys
 from typing import NoReturn
 
+from plugins.cli.bundle import add_bundle_parser, bundle_command
 from plugins.cli.compare import add_compare_parser, compare_command
 from plugins.cli.data import data_command
 from plugins.cli.records import merge_command, report_command, schema_command
@@ -184,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
     ver.add_argument("dir", nargs="?", metavar="DIR", help="data folder (default: the user cache)")
     ver.add_argument("--suite", dest="suites", action="append", default=[], metavar="SUITE",
                      help="only this suite's files (repeatable)")  # fmt: skip
+    ver.add_argument("-v", "--verbose", action="store_true",
+                     help="list every extra file (default: the first five and a count)")  # fmt: skip
     dsub.add_parser("info", help="sources, licenses, sizes and what is present")
     srv = sub.add_parser(
         "server",
@@ -219,7 +229,10 @@ def main(argv: list[str] | None = None) -> int:
         "auto pick here; how xdist workers map to GPUs; and the install command for a GPU "
         "build where this one has none (docs/backends.md). Exits 0.",
     )
+    add_bundle_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "bundle":
+        return bundle_command(args)
     if args.command == "data":
         return data_command(args)
     if args.command == "server":

@@ -13,6 +13,8 @@ import shutil
 import signal
 import tempfile
 import threading
+import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,7 @@ from plugins.run.crashes import (
 )
 from plugins.run.data import prepare_data, select_suites
 from plugins.run.finish import finish_run, is_benchmark_run
-from plugins.run.progress import Progress
+from plugins.run.progress import Heartbeat, Progress
 from plugins.run.state import USAGE_PREFIX, RunState
 from suites.locks import OutputBusy, OutputLocks
 
@@ -84,10 +86,18 @@ class Controller:
         except OutputBusy as exc:
             raise pytest.UsageError(str(exc)) from None
         self.progress = Progress(cfg.progress_s, self._progress_line)
+        self.heartbeat: Heartbeat | None = None
+        self._session_started = time.monotonic()
+        self._collection_said = False
 
     def _progress_line(self, line: str) -> None:
         reporter = self.config.pluginmanager.getplugin("terminalreporter")
-        if reporter is not None:
+        if reporter is None:
+            return
+        # the timer writes while an item runs in this process, whose output pytest
+        # captures: released for the line, as pytest's live logging does
+        capman = self.config.pluginmanager.getplugin("capturemanager")
+        with capman.global_and_fixture_disabled() if capman is not None else nullcontext():
             if getattr(getattr(reporter, "_tw", None), "width_of_current_line", 0):
                 reporter.write("\n")  # after the progress dots of -q and xdist
             reporter.write_line(line)
@@ -127,6 +137,29 @@ class Controller:
             enable_fault_log(self.fault_dir, "main")
         select_suites(self.config, self.cfg, self.state)
         prepare_data(self.config, self.cfg, self.state, self.setup)
+        self._session_started = time.monotonic()
+        if self.state.selected:
+            # pytest's [NN%] counts every report against the items collected, so the
+            # verdict's gate cases and re-run items push it past 100%; the progress
+            # lines count the items themselves
+            reporter = self.config.pluginmanager.getplugin("terminalreporter")
+            if reporter is not None and hasattr(reporter, "_show_progress_info"):
+                reporter._show_progress_info = False
+            self.heartbeat = Heartbeat(self.progress).start()
+
+    def _collected(self, count: int) -> None:
+        if self.state.selected and not self._collection_said:
+            self._collection_said = True
+            took = time.monotonic() - self._session_started
+            self.progress.event(f"collected {count:,} items in {took:.1f} s")
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not getattr(self.config.option, "numprocesses", None):
+            self._collected(len(session.items))
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        if self.state.selected:
+            self.progress.started(nodeid)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A collection error (a worker's too) is a usage error: bad data, a suite without
@@ -189,6 +222,8 @@ class Controller:
         for name, info in (getattr(report, "extractbench_suite", None) or {}).items():
             if info is not None:
                 self.state.suites.setdefault(name, info)
+        for event in getattr(report, "extractbench_events", None) or ():
+            self.progress.event(event)
         entry = getattr(report, "extractbench_item", None)
         if entry is None:
             self._other_test(report)
@@ -196,7 +231,7 @@ class Controller:
         if entry["id"] in self.state.crashed_ids:
             return
         totals = {name: info.get("items_selected") for name, info in self.state.suites.items()}
-        self.progress.item(entry, report.duration, totals)
+        self.progress.item(entry, report.duration, totals, report.nodeid)
         if entry["id"] not in self.state.items or report.failed:
             self.state.items[entry["id"]] = entry
         stop = entry.get("stop")
@@ -228,6 +263,7 @@ class Controller:
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.state.collected = len(ids)
+        self._collected(len(ids))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -237,6 +273,8 @@ class Controller:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
         if self.config.option.collectonly or not is_benchmark_run(self.config, self.state):
             return
         self.written = finish_run(self.config, self.cfg, self.state, self.setup, session)
