@@ -131,7 +131,7 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("pytest_args", nargs="*", help="more pytest options (after --)")
     args = parser.parse_args()
-    args.data_dir = require_data_dir(args.data_dir, ROOT)
+    args.data_dir = require_data_dir(args.data_dir)
     model = templated_gguf()
     result: dict = {"model": model.name, "limit": args.limit, "suites": {}, "runs": {}}
     with tempfile.TemporaryDirectory() as folder:

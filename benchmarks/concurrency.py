@@ -49,7 +49,7 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05, help="seconds per request")
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
-    data_dir = require_data_dir(args.data_dir, Path(__file__).resolve().parent.parent)
+    data_dir = require_data_dir(args.data_dir)
     all_items = load_items(data_dir).items
     groups = sorted({it.group for it in all_items})[: args.groups]
     items = [it for it in all_items if it.group in set(groups)]

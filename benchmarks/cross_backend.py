@@ -33,7 +33,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
-    data_dir = require_data_dir(args.data_dir, Path(__file__).resolve().parent.parent)
+    data_dir = require_data_dir(args.data_dir)
     items = stratified_limit(load_items(data_dir).items, args.items, "key")
     answers: dict[str, list[str]] = {}
     correct: dict[str, list[float]] = {}

@@ -58,7 +58,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads")
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
-    data_dir = require_data_dir(args.data_dir, Path(__file__).resolve().parent.parent)
+    data_dir = require_data_dir(args.data_dir)
     items = load_items(data_dir).items
     groups = sorted({it.group for it in items})[: args.groups]
     grouped = [it for it in items if it.group in set(groups)]

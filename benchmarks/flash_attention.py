@@ -143,7 +143,7 @@ def main() -> None:
     parser.add_argument("--skip", default="", help="parts to skip: prefill, answers")
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
-    data_dir = require_data_dir(args.data_dir, Path(__file__).resolve().parent.parent)
+    data_dir = require_data_dir(args.data_dir)
     path = Path(args.model) if args.model else default_model_path()
     models = {
         mode: LlamaCppBackend(

@@ -421,7 +421,7 @@ def main() -> None:
     if args.lm_eval_child:
         return lm_eval_child(args)
     path = Path(args.model) if args.model else default_model_path()
-    data_dir = require_data_dir(args.data_dir, ROOT)
+    data_dir = require_data_dir(args.data_dir)
     items = select_groups(load_items(data_dir).items, args.items)
     log = Log(Path(args.log) if args.log else None)
     if args.report:

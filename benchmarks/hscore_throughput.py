@@ -36,7 +36,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=1000, help="gold pairs per format")
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
-    data_dir = require_data_dir(args.data_dir, Path(__file__).resolve().parent.parent)
+    data_dir = require_data_dir(args.data_dir)
     items = load_items(data_dir).items
     out = {}
     for fmt in ("raw", "html", "latex"):

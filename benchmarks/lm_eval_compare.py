@@ -224,7 +224,7 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="also write the result JSON here")
     args = parser.parse_args()
     check_lm_eval()
-    data_dir = require_data_dir(args.data_dir, ROOT)
+    data_dir = require_data_dir(args.data_dir)
     args.lm_eval_concurrent = args.lm_eval_concurrent or [args.workers]
     items, args.selection = select(load_items(data_dir).items, args.items, args.select)
     with tempfile.TemporaryDirectory() as tmp:

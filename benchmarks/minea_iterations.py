@@ -38,7 +38,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads")
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
-    data_dir = require_data_dir(args.data_dir, Path(__file__).resolve().parent.parent)
+    data_dir = require_data_dir(args.data_dir)
     items = sorted(load_items(data_dir).items, key=lambda it: it.prompt_chars)[: args.documents]
     schema = load_schema()
     spec = ModelSpec("llama-cpp", default_model_path(), 0, args.threads, default=True)

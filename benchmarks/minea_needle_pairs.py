@@ -41,7 +41,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
-    data_dir = require_data_dir(args.data_dir, Path.cwd())
+    data_dir = require_data_dir(args.data_dir)
     out = dict.fromkeys(("documents", "needles", "pairs", "pairs_k05", "same_type_pairs",
                          "same_type_pairs_k05"), 0)  # fmt: skip
     for item in load_items(data_dir).items:

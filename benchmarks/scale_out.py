@@ -139,7 +139,7 @@ def main() -> None:
     server = find_llama_server()
     if server is None:
         sys.exit("scale_out.py: no llama-server; run `extractbench server build` first")
-    data_dir = require_data_dir(args.data_dir, ROOT)
+    data_dir = require_data_dir(args.data_dir)
     args.data_dir = str(data_dir)
     items, args.selection = select(load_items(data_dir).items, args.items, "groups")
     order = {it.id: n for n, it in enumerate(items)}

@@ -269,7 +269,7 @@ def main() -> None:
                 f"suite_bounds.py: --limit {text}: expected SUITE=N, SUITE one of {list(SUITES)}"
             )
         limits[name] = int(n)
-    data_dir = require_data_dir(args.data_dir, ROOT)
+    data_dir = require_data_dir(args.data_dir)
     rows: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.suite or list(SUITES):

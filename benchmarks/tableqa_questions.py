@@ -33,7 +33,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=None)
     args = parser.parse_args()
-    data_dir = require_data_dir(args.data_dir, Path(__file__).resolve().parent.parent)
+    data_dir = require_data_dir(args.data_dir)
     out: dict[str, dict] = {}
     start = time.perf_counter()
     tables = wiki_tables(data_dir)

@@ -54,7 +54,7 @@ def main() -> None:
         row["tokens"] += it["tokens"]["prompt"]
         row["seconds"] += it["latency_s"]
     cap = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["extractbench"]["limits"]
-    data_dir = require_data_dir(args.data_dir, ROOT)
+    data_dir = require_data_dir(args.data_dir)
     capped = stratified_limit(load_items(data_dir).items, int(cap["tableqa"]), "subset")
     counts, _ = count_prompt_tokens(default_model_path(), [it.prompt for it in capped])
     full: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))

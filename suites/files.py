@@ -5,6 +5,7 @@ through :func:`write_output`, which also holds the path's lock (:mod:`suites.loc
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
 import tempfile
@@ -15,7 +16,7 @@ from suites.locks import PathLock, held_here
 
 __all__ = [
     "read_text", "decode", "inside", "sha256_of", "atomic_write", "write_output", "fsync_folder",
-    "cache_dir",
+    "cache_dir", "data_file",
 ]  # fmt: skip
 
 # The process's umask, read once at import (in the main thread): files written here get
@@ -110,7 +111,8 @@ def write_output(path: Path, data: str | bytes) -> Path:
 
 
 def decode(data: bytes, where: str, offset: int = 0) -> str:
-    """``data`` as UTF-8 text.
+    """``data`` as UTF-8 text; a byte-order mark at the start of the file (``offset`` 0)
+    is dropped, as ``utf-8-sig`` does (spreadsheet programs write one before CSV headers).
 
     Args:
         data: the bytes.
@@ -120,14 +122,15 @@ def decode(data: bytes, where: str, offset: int = 0) -> str:
     Raises:
         DataError: ``{where}: not UTF-8 at byte N``.
     """
+    skip = len(codecs.BOM_UTF8) if offset == 0 and data.startswith(codecs.BOM_UTF8) else 0
     try:
-        return data.decode("utf-8")
+        return data[skip:].decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DataError(f"{where}: not UTF-8 at byte {offset + exc.start}") from None
+        raise DataError(f"{where}: not UTF-8 at byte {offset + skip + exc.start}") from None
 
 
 def read_text(path: Path) -> str:
-    """The whole file as UTF-8 text.
+    """The whole file as UTF-8 text (a leading byte-order mark dropped, see :func:`decode`).
 
     Raises:
         DataError: the file cannot be read (``file: reason``) or is not UTF-8
@@ -144,10 +147,27 @@ def inside(root: Path, relative: str, where: str) -> Path:
     """``root / relative``, refusing a path that leaves ``root`` (absolute, ``..``, links).
 
     Raises:
-        DataError: ``{where}: path {relative!r} is outside {root}``.
+        DataError: ``{where}: path {relative!r} is outside the data folder {root} (it
+            resolves to TARGET)``.
     """
     base = Path(root).resolve()
     path = (base / relative).resolve()
     if not path.is_relative_to(base):
-        raise DataError(f"{where}: path {relative!r} is outside the data folder {base}")
+        raise DataError(
+            f"{where}: path {relative!r} is outside the data folder {base} (it resolves to "
+            f"{path}); data files must lie in the data folder"
+        )
+    return path
+
+
+def data_file(root: Path, relative: str | Path) -> Path:
+    """``root / relative`` for a file a suite reads, refused as :func:`inside` refuses a
+    document when it, or a folder above it, is a link leading out of ``root``. The path
+    is returned as laid out (not resolved), so messages name what the user sees.
+
+    Raises:
+        DataError: the file resolves outside ``root`` (one line naming it).
+    """
+    path = Path(root) / relative
+    inside(root, str(relative), str(path))
     return path

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from suites import safe_json
 from suites.files import decode
 from suites.item import DataError
 
@@ -37,7 +38,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line, object_pairs_hook=_no_duplicates)
+                row = safe_json.loads(line, object_pairs_hook=_no_duplicates)
             except json.JSONDecodeError as exc:
                 raise DataError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from None
             except ValueError as exc:

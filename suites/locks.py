@@ -25,6 +25,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
+from suites import safe_json
+
 __all__ = ["OutputBusy", "PathLock", "OutputLocks", "lock_file", "held_here"]
 
 # lock files this process holds, by the resolved path they guard
@@ -72,7 +74,7 @@ def held_here(path: Path) -> bool:
 
 def _holder(lock: Path) -> dict[str, object]:
     try:
-        data = json.loads(lock.read_text(encoding="utf-8"))
+        data = safe_json.loads(lock.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

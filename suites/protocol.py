@@ -109,8 +109,8 @@ class CommandTools(Protocol):
         ...
 
     def data_dir(self, option: str | None) -> Path | None:
-        """The data folder (``--data-dir``, ``$EXTRACTBENCH_DATA``, the user cache,
-        ``../shared/data``), or None when none is found.
+        """The data folder (``--data-dir``, ``$EXTRACTBENCH_DATA``, else the user cache),
+        or None when none is found.
 
         Raises:
             DataError: the folder named does not exist (one line).

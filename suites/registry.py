@@ -24,8 +24,8 @@ __all__ = ["Registry", "RegistryError", "ENTRY_POINT_GROUP", "SOURCES_HINT"]
 
 ENTRY_POINT_GROUP = "extractbench.suites"
 SOURCES_HINT = (
-    "pass --data-dir DIR or set EXTRACTBENCH_DATA to a folder laid out as "
-    "../shared/data/SOURCES.md describes (fda/, strucbench/, tableqa/, minea/)"
+    "pass --data-dir DIR or set EXTRACTBENCH_DATA to a folder laid out as docs/data.md "
+    "describes (fda/, strucbench/, tableqa/, minea/)"
 )
 
 

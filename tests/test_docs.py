@@ -166,3 +166,45 @@ def test_the_gpu_recipes_use_options_that_exist():
         else:
             _options(sys.executable, "-m", "plugins.cli.main", command[0], "--help")
     assert "extractbench doctor" in setup
+
+
+def _package_and_doc_texts() -> dict[str, str]:
+    """path -> text of every file of the package (plugins/, fixtures/, suites/) and its
+    docs (README.md, docs/)."""
+    suffixes = {".py", ".md", ".j2", ".json", ".toml", ".txt", ".html", ".css", ".js"}
+    paths = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]
+    for package in ("plugins", "fixtures", "suites"):
+        paths += [p for p in (ROOT / package).rglob("*") if p.is_file() and p.suffix in suffixes]
+    return {
+        str(p.relative_to(ROOT)): p.read_text(encoding="utf-8")
+        for p in paths
+        if "_build" not in p.parts and "__pycache__" not in p.parts
+    }
+
+
+def test_the_package_and_its_docs_name_no_workplace_files():
+    """A user has no ``../shared`` folder beside the checkout and no ``SOURCES.md``:
+    messages and pages point to ``docs/data.md`` and to the data folder a run used."""
+    found = [
+        f"{path}: {needle}"
+        for path, text in _package_and_doc_texts().items()
+        for needle in ("../shared", "shared/data", "shared/papers", "SOURCES.md")
+        if needle in text
+    ]
+    assert not found, found
+
+
+def test_every_pointer_to_docs_data_md_names_one_of_its_sections():
+    from suites.registry import Registry
+
+    page = (ROOT / "docs" / "data.md").read_text(encoding="utf-8")
+    anchors = {
+        re.sub(r"[^\w\- ]", "", title).strip().lower().replace(" ", "-")
+        for title in re.findall(r"^#{1,3} (.+)$", page, flags=re.M)
+    }
+    suites = Registry.installed().suites.values()
+    assert all(s.data_source.startswith("docs/data.md#") for s in suites)
+    named = {s.data_source.partition("#")[2] for s in suites}
+    for text in _package_and_doc_texts().values():
+        named |= set(re.findall(r"docs/data\.md#([\w-]+)", text))
+    assert named and named <= anchors, sorted(named - anchors)

@@ -73,10 +73,7 @@ def data_command(args: argparse.Namespace) -> int:
     print(f"user cache: {cache}")
     for name, source in manifest.sources.items():
         print(f"source {name}: {source.repository}@{source.commit[:12]}: {source.license}")
-    places = {
-        "user cache": cache,
-        "../shared/data": Path(__file__).resolve().parents[3] / "shared" / "data",
-    }
+    places = {"user cache": cache}
     if os.environ.get("EXTRACTBENCH_DATA"):
         places = {"$EXTRACTBENCH_DATA": Path(os.environ["EXTRACTBENCH_DATA"]), **places}
     total = sum(e.size for e in manifest.files().values()) / 1e6

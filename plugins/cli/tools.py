@@ -32,8 +32,8 @@ class CliTools:
         return model, spec.path.name
 
     def data_dir(self, option: str | None) -> Path | None:
-        """:func:`fixtures.data.resolve_data_dir` from the current folder."""
+        """:func:`fixtures.data.resolve_data_dir`."""
         try:
-            return resolve_data_dir(option, Path.cwd())
+            return resolve_data_dir(option)
         except DataDirError as exc:
             raise DataError(str(exc)) from None

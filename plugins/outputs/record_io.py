@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from plugins.outputs.record import READABLE_VERSIONS, SCHEMA_VERSION, RunRecord
+from suites import safe_json
 
 __all__ = ["RecordError", "parse_record", "load_record", "dump_record", "record_schema"]
 
@@ -98,7 +99,7 @@ def load_record(path: Path) -> RunRecord:
             message names the file.
     """
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = safe_json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise RecordError(f"{path}: no such run record") from exc
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -21,6 +21,8 @@ from fixtures.nodes import bench_item_of
 from plugins.run.config import RunConfig
 from plugins.run.selection import stratified_limit
 from plugins.run.state import USAGE_PREFIX, RunState
+from suites import derived_cache
+from suites.datasets.resolve import offline_from_env
 from suites.datasets.verify import verify_suite_data
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.protocol import Suite
@@ -42,7 +44,9 @@ def _load(state: RunState, cfg: RunConfig, suite: Suite, data_dir: Path | None) 
             # every manifest file of the suite, against its sha256 (a memo keeps it cheap
             # while unchanged); a changed or missing one is a DataError: exit 4
             verify_suite_data(data_dir, suite.name, allow_changed=cfg.allow_changed_data)
-        state.loaded[suite.name] = suite.load(data_dir, cfg.suite_options[suite.name])
+        # offline, a damaged derived-cache entry is an error naming it, not a rebuild
+        with derived_cache.offline(cfg.offline or offline_from_env()):
+            state.loaded[suite.name] = suite.load(data_dir, cfg.suite_options[suite.name])
     return state.loaded[suite.name]
 
 

@@ -45,7 +45,7 @@ def _choose(config: pytest.Config, cfg: RunConfig, setup: ModelSetup, local: lis
     try:
         with capture.global_and_fixture_disabled() if capture else nullcontext():
             setup.data_choice = choose_data_dir(  # progress goes to the real terminal, live
-                manifest, local, config.rootpath,
+                manifest, local,
                 offline=cfg.offline or offline_from_env(), mirror=cfg.mirror,
                 progress=sys.stderr.isatty(),
                 say=lambda line: print(line, file=sys.stderr, flush=True),
@@ -57,7 +57,7 @@ def _choose(config: pytest.Config, cfg: RunConfig, setup: ModelSetup, local: lis
 
 
 def prepare_data(config: pytest.Config, cfg: RunConfig, state: RunState, setup: ModelSetup) -> None:
-    """Find the selected suites' data (the user cache, ``../shared/data``, or a fetch),
+    """Find the selected suites' data (the user cache, or a fetch),
     check every required file is there, and note the data's provenance for the record.
 
     Raises:
@@ -67,14 +67,14 @@ def prepare_data(config: pytest.Config, cfg: RunConfig, state: RunState, setup: 
     manifest = load_manifest()
     selected = [cfg.registry.suites[name] for name in state.selected]
     fetch_error = ""
-    if setup.data_choice is None:  # nothing explicit: the user cache, ../shared/data, or fetch
+    if setup.data_choice is None:  # nothing explicit: the user cache, or fetch
         local = [s.name for s in selected if s.reads_local_data(cfg.suite_options.get(s.name))]
         fetch_error = _choose(config, cfg, setup, local)
     data_dir = setup.data_dir
     where = (
         str(data_dir)
         if data_dir
-        else "no data folder (none given, none cached, ../shared/data absent)"
+        else "no data folder (no --data-dir or $EXTRACTBENCH_DATA given, none in the user cache)"
     )
     lines = []
     for spec in selected:

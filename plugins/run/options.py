@@ -66,8 +66,8 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         default=None,
         help="folder with the benchmark data (fda/, strucbench/, tableqa/, minea/); "
         "default $EXTRACTBENCH_DATA, else the user cache when it holds the selected suites "
-        "(verified against the manifest), else ../shared/data beside the repository; when "
-        "none holds them the run downloads them into the user cache first.",
+        "(verified against the manifest); when it does not hold them the run downloads "
+        "them into the user cache first.",
     )
     group.addoption(
         "--offline",

@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 
 from plugins.run.crashes import crash_message, read_fault
+from suites import safe_json
 
 __all__ = [
     "JOURNAL_ENV",
@@ -168,12 +169,14 @@ class Journal:
         if path.is_file():
             for line in path.read_text(encoding="utf-8").splitlines():
                 with contextlib.suppress(ValueError):  # a line cut short by the crash
-                    data = json.loads(line)
+                    data = safe_json.loads(line)
                     self.finished[data["nodeid"]].append(data)
         path = folder / _CRASHES
         self.crashes = {}
         if path.is_file():
-            self.crashes = {c["nodeid"]: c for c in map(json.loads, path.read_text().splitlines())}
+            self.crashes = {
+                c["nodeid"]: c for c in map(safe_json.loads, path.read_text().splitlines())
+            }
         self._log = (folder / _REPORTS).open("a", encoding="utf-8")
         self._replaying = False
 

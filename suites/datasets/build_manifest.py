@@ -1,8 +1,8 @@
 """Write ``manifest.json`` from a verified local copy of the data (maintainers only).
 
-    python -m suites.datasets.build_manifest ../shared/data
+    python -m suites.datasets.build_manifest DATA_DIR
 
-The upstream repository, commit and path of every file follow ``SOURCES.md``; the
+The upstream repository, commit and path of every file follow ``docs/data.md``; the
 sha256 and size come from the files themselves. Run it when the pinned data changes,
 and review the diff like code.
 """
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from suites import safe_json
 from suites.datasets.manifest import MANIFEST_PATH
 from suites.files import sha256_of
 
@@ -74,7 +75,7 @@ def _entry(
 
 
 def _panels(path: Path) -> dict[str, str]:
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    rows = [safe_json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     return {r["doc_id"]: r["panel"] for r in rows}
 
 
@@ -90,7 +91,7 @@ def _documents(data: Path, index: str, local: str, upstream: str, build: str) ->
 
 
 def build_manifest(data: Path) -> dict[str, Any]:
-    """The manifest of the data under ``data`` (laid out as ``SOURCES.md`` describes)."""
+    """The manifest of the data under ``data`` (laid out as ``docs/data.md`` describes)."""
     suites: dict[str, dict[str, Any]] = {
         "fda": _documents(data, "fda/fda_kv_labels_derived.jsonl", "fda/docs/{}_REVIEW.md",
                           "{}_REVIEW.md", "fda-labels"),

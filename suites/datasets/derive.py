@@ -1,13 +1,13 @@
 """Files built by project code from upstream files (never downloaded as such).
 
 - ``fda/fda_kv_labels_derived.jsonl``: silver key-value labels of the FDA 510(k) decision
-  summaries, by the heading rule and document selection of ``SOURCES.md`` section 1.
-- ``minea/haystacks_manifest.jsonl``: the MINEA haystack list (``SOURCES.md`` section 4).
+  summaries, by the heading rule and document selection of ``docs/data.md#fda``.
+- ``minea/haystacks_manifest.jsonl``: the MINEA haystack list (``docs/data.md#minea``).
 - ``tableqa/tablebench/TableBench_DP_official_example_54.jsonl``: TableBench's official
-  DP examples without the model's fields (``SOURCES.md`` section 3).
+  DP examples without the model's fields (``docs/data.md#tablebench``).
 
 Each builder is deterministic: the same upstream bytes give the same output bytes (the
-manifest pins their sha256, and the tests compare them with ``../shared/data``).
+manifest pins their sha256, and the tests compare them with a verified copy).
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from suites import safe_json
+
 __all__ = [
     "FDA_HEADINGS",
     "fda_labels",
@@ -27,7 +29,7 @@ __all__ = [
     "tablebench_examples_file",
 ]
 
-# Evaporate's FDA attributes and the heading each is read from (SOURCES.md section 1), in
+# Evaporate's FDA attributes and the heading each is read from (docs/data.md#fda), in
 # the order labels are written. A heading may carry an enumerator ("A.", "3", "E."), a
 # markdown "#", a plural "(s)" (or "s" where the documents use one) and no colon.
 FDA_HEADINGS: tuple[tuple[str, str, bool], ...] = (
@@ -73,8 +75,8 @@ def fda_labels(text: str) -> list[tuple[str, str]]:
     a section title above its item, when the next occurrence is taken). Kept only when
     2-150 characters, without ``$``, ``<`` or ``\\``, not "N/A"/"Not applicable"/
     "See ..."/"Same as ..."/"Refer to ...", and present case-insensitively in the
-    whitespace-normalised text (so containment can be satisfied). Source: SOURCES.md
-    section 1.
+    whitespace-normalised text (so containment can be satisfied). Source:
+    docs/data.md#fda.
     """
     lines = text.split("\n")
     normalised = " ".join(text.split()).lower()
@@ -103,7 +105,7 @@ def fda_labels(text: str) -> list[tuple[str, str]]:
 
 
 def select_fda_documents(texts: Mapping[str, str]) -> list[str]:
-    """The documents labelled, by SOURCES.md section 1: decision summaries in the old
+    """The documents labelled, by docs/data.md#fda: decision summaries in the old
     template (``A. 510(k) Number`` in the first 2,000 characters); the Evaporate
     documents present, then those with at least 9 labels and at most 80,000 characters
     in ascending SHA-1 of the K-number, up to 150.
@@ -166,7 +168,7 @@ def tablebench_examples_file(upstream: bytes) -> bytes:
     rows = []
     for line in upstream.decode("utf-8").splitlines():
         if line.strip():
-            row = json.loads(line)
+            row = safe_json.loads(line)
             rows.append({k: v for k, v in row.items() if k not in ("model_name", "prediction")})
     return _jsonl(rows)
 

@@ -109,7 +109,7 @@ def fetch(
     Args:
         manifest: the data manifest.
         suites: suite names (each must be in the manifest).
-        dest: the data folder to fill (laid out like ``../shared/data``).
+        dest: the data folder to fill (laid out as ``docs/data.md`` describes).
         mirror: a base URL laid out like the data folder, used instead of the upstream
             URLs (an internal HTTP server, an S3 bucket behind HTTP).
         progress: show a progress bar per suite (tqdm, on stderr).

@@ -9,12 +9,12 @@ path, download URL at that commit) or, for a file the project builds, the builde
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from suites import safe_json
 from suites.files import sha256_of
 
 __all__ = [
@@ -161,7 +161,7 @@ def load_manifest(path: Path = MANIFEST_PATH) -> Manifest:
     Raises:
         OSError, ValueError: the file cannot be read or is not a manifest.
     """
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    data = safe_json.loads(Path(path).read_text(encoding="utf-8"))
     sources = {name: Source(name, **s) for name, s in data["sources"].items()}
     suites = {
         suite: {p: FileEntry(path=p, **e) for p, e in files.items()}

@@ -1,9 +1,9 @@
 """Which data folder a run reads, fetching the pinned data when none holds it.
 
-Resolution order (DESIGN.md "Data"): ``--data-dir``, ``$EXTRACTBENCH_DATA``, the user
-cache when it holds the selected suites' files verified against the manifest,
-``../shared/data`` beside the repository when it holds them; otherwise the selected
-suites are fetched into the user cache (unless offline) and the cache is used. Offline,
+Resolution order (``docs/data.md``, "Where a run reads data"): ``--data-dir``,
+``$EXTRACTBENCH_DATA``, the user cache when it holds the selected suites' files verified
+against the manifest; otherwise the selected suites are fetched into the user cache
+(unless offline) and the cache is used. Offline,
 a cached file that is there but truncated or edited is an error naming it (never used).
 The sha256 checks go through the digest memo (:mod:`suites.datasets.verify`): a file
 is hashed again only when its size, times or inode changed.
@@ -37,8 +37,8 @@ class DataChoice:
     Attributes:
         folder: the folder, or None when no folder holds the data (offline, or no
             manifest suite selected and no default).
-        origin: ``--data-dir``, ``$EXTRACTBENCH_DATA``, ``user cache``,
-            ``../shared/data`` or ``fetched`` (into the user cache).
+        origin: ``--data-dir``, ``$EXTRACTBENCH_DATA``, ``user cache``, ``user cache
+            (offline)`` or ``fetched`` (into the user cache).
         fetched: files downloaded or built for this run.
         mirror: the mirror URL used, if any.
     """
@@ -91,7 +91,6 @@ def _refuse_changed(manifest: Manifest, cache: Path, suites: Sequence[str]) -> N
 def choose_data_dir(
     manifest: Manifest,
     suites: Sequence[str],
-    rootdir: Path,
     *,
     offline: bool = False,
     mirror: str | None = None,
@@ -103,7 +102,6 @@ def choose_data_dir(
     Args:
         manifest: the data manifest.
         suites: the selected suites (those the manifest does not know are ignored).
-        rootdir: the repository (``rootdir/../shared/data`` is the last local candidate).
         offline: never download (``--offline``, ``$EXTRACTBENCH_OFFLINE``).
         mirror: base URL replacing the upstream ones (``--mirror``, ``$EXTRACTBENCH_DATA_MIRROR``).
 
@@ -115,7 +113,6 @@ def choose_data_dir(
     wanted = [s for s in suites if s in manifest.suites]
     mirror = mirror or os.environ.get(MIRROR_ENV) or None
     cache = data_cache_dir(manifest)
-    shared = (rootdir / ".." / "shared" / "data").resolve()
     if wanted and cache.is_dir():
         from suites.datasets.verify import DigestMemo
 
@@ -125,8 +122,6 @@ def choose_data_dir(
                 return DataChoice(cache, "user cache")
         finally:
             memo.close()
-    if shared.is_dir() and (not wanted or not manifest.missing(shared, wanted)):
-        return DataChoice(shared, "../shared/data")
     if not wanted:
         return DataChoice(None, "none")
     if offline:

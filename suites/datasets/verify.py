@@ -244,7 +244,7 @@ def verify_suite_data(
     them: each must be there with the manifest's size and sha256.
 
     Args:
-        folder: the data folder (the user cache, ``--data-dir``, ``../shared/data``).
+        folder: the data folder (the user cache, ``--data-dir``, ``$EXTRACTBENCH_DATA``).
         suite: the suite; one the manifest does not list (a third-party suite) has
             nothing to check.
         manifest: default the packaged one.

@@ -2,7 +2,7 @@
 
 Source: Arora et al. 2024 (Based), FDA task; lm-evaluation-harness ``fda`` task
 (``until ["\\n"]``, ``max_gen_toks 48``). Data: ``fda/`` under the data dir
-(SOURCES.md section 1: FDA 510(k) decision summaries with silver key-value labels).
+(docs/data.md, "fda": FDA 510(k) decision summaries with silver key-value labels).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from suites.derived_cache import cached_json, digest_of
 from suites.fda.chunking import CHUNK_TOKENS, ChunkingError, GemmaTokenizer, Tokenizer, chunk_spans
 from suites.fda.labels import apply_rule
 from suites.fda.suite import FdaOptions
-from suites.files import inside, read_text
+from suites.files import data_file, inside, read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.jsonl import iter_jsonl
 from suites.options import parse_options
@@ -162,9 +162,9 @@ def load_items(data_dir: Path, options: FdaOptions | Mapping[str, Any] | None = 
     opts = parse_options("fda", FdaOptions, options)
     if opts.source == "based-fda":
         return load_based_fda(opts.dataset, opts.split)
-    labels_path = data_dir / LABELS_FILE
+    labels_path = data_file(data_dir, LABELS_FILE)
     if not labels_path.is_file():
-        raise DataMissing(f"{labels_path} not found (see ../shared/data/SOURCES.md section 1)")
+        raise DataMissing(f"{labels_path} not found (see docs/data.md#fda)")
     labels, label_rule = apply_rule(read_labels(labels_path))
     docs: dict[str, str] = {}
     for row in labels:

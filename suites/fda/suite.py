@@ -47,6 +47,6 @@ SUITE = Suite(
     breakdown=("key",),
     metrics=("accuracy",),
     data=("fda/fda_kv_labels_derived.jsonl",),
-    data_source="SOURCES.md section 1",
+    data_source="docs/data.md#fda",
     prefetch=True,
 )

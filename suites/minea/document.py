@@ -41,7 +41,8 @@ class DocumentResult:
             "control": {criterion: 0/1/None} or None}``.
         by_iteration: iterations -> quality scores of the entities up to that iteration.
         generation: all calls summed (prediction = the extracted entities as JSON).
-        facts: calls, threads, pieces, judge calls, lost-in-the-middle redundancy.
+        facts: calls, threads, pieces, judge calls, why answers failed to parse
+            (``parse_problems``: reason -> calls), lost-in-the-middle redundancy.
     """
 
     scores: dict[str, float | None]
@@ -166,6 +167,7 @@ def evaluate_document(
         "pieces": len(extraction.pieces),
         "judge_calls": asked["calls"],
         "judge_unreadable": asked["unreadable"],
+        "parse_problems": dict(Counter(c.problem for c in extraction.calls if c.problem)),
         "minea_per_type": document["per_type"],
     }
     if control is not None:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from suites.minea.entities import entity_text, entity_values, parse_answer, parse_entities
 from suites.minea.schema import Schema
 from suites.model import Backend, ModelError, ask
 
@@ -30,6 +31,7 @@ __all__ = [
     "CallLog",
     "split_pieces",
     "parse_entities",
+    "parse_answer",
     "extract_document",
     "entity_text",
     "entity_values",
@@ -87,93 +89,6 @@ def split_pieces(text: str, piece_chars: int) -> list[str]:
     return pieces
 
 
-def _normalise(obj: Any) -> dict[str, Any] | None:
-    if not isinstance(obj, dict):
-        return None
-    entity = {str(k): v for k, v in obj.items()}
-    keywords = entity.get("keywords", [])
-    if isinstance(keywords, str):
-        keywords = [k.strip() for k in keywords.split(",") if k.strip()]
-    entity["keywords"] = [str(k) for k in keywords] if isinstance(keywords, list) else []
-    for key in ("type", "name", "description"):
-        value = entity.get(key, "")
-        entity[key] = value if isinstance(value, str) else json.dumps(value)
-    return entity
-
-
-def parse_entities(text: str) -> tuple[list[dict[str, Any]], bool]:
-    """Entities from a model answer.
-
-    Accepts a JSON array of objects (or ``{"entities": [...]}``). An answer cut off by the
-    token budget keeps its complete objects. Keywords given as one string are split at
-    commas; type, name and description become strings.
-
-    Returns:
-        (entities, parsed): ``parsed`` is False when the answer was not valid JSON as a
-        whole (a parse failure, counted by the suite), even if objects were salvaged.
-    """
-    start = text.find("[")
-    brace = text.find("{")
-    if start < 0 or (0 <= brace < start and text.lstrip().startswith("{")):
-        start = brace
-    if start < 0:
-        return [], False
-    body = text[start:].strip()
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError:
-        data = None
-    if isinstance(data, dict) and isinstance(data.get("entities"), list):
-        data = data["entities"]
-    if isinstance(data, list):
-        return [e for e in map(_normalise, data) if e is not None], True
-    if isinstance(data, dict):
-        entity = _normalise(data)
-        return ([entity] if entity else []), True
-    decoder = json.JSONDecoder()
-    entities: list[dict[str, Any]] = []
-    pos = 1 if body.startswith("[") else 0
-    while pos < len(body):
-        while pos < len(body) and body[pos] in " \t\r\n,":
-            pos += 1
-        if pos >= len(body) or body[pos] != "{":
-            break
-        try:
-            obj, pos = decoder.raw_decode(body, pos)
-        except json.JSONDecodeError:
-            break
-        entity = _normalise(obj)
-        if entity is not None:
-            entities.append(entity)
-    return entities, False
-
-
-def entity_values(entity: dict[str, Any]) -> list[str]:
-    """Every non-empty property value of an entity as its own string: each item of a list
-    (keywords) separately, a nested object as JSON."""
-    values: list[str] = []
-    for value in entity.values():
-        for part in value if isinstance(value, list) else [value]:
-            if isinstance(part, dict):
-                values.append(json.dumps(part, ensure_ascii=False))
-            elif part is not None and str(part):
-                values.append(str(part))
-    return values
-
-
-def entity_text(entity: dict[str, Any]) -> str:
-    """All property values of an entity as one line of text (keywords joined by ", ")."""
-    parts = []
-    for value in entity.values():
-        if isinstance(value, list):
-            parts.append(", ".join(str(v) for v in value))
-        elif isinstance(value, dict):
-            parts.append(json.dumps(value, ensure_ascii=False))
-        elif value is not None:
-            parts.append(str(value))
-    return " ".join(p for p in parts if p)
-
-
 @dataclass(frozen=True)
 class CallLog:
     """One extraction call: which piece, iteration and thread; cost; what it gave."""
@@ -187,6 +102,7 @@ class CallLog:
     entities: int
     parsed: bool
     reextraction: bool = False
+    problem: str = ""
 
 
 @dataclass
@@ -287,7 +203,7 @@ def extract_document(
         generation = ask(
             model, prompt, max_tokens=max_tokens, grammar=ENTITY_GRAMMAR, system=system
         )
-        entities, parsed = parse_entities(generation.text)
+        entities, problem = parse_answer(generation.text)
         log = CallLog(
             piece=piece_index,
             iteration=iteration,
@@ -296,8 +212,9 @@ def extract_document(
             completion_tokens=generation.completion_tokens,
             latency_s=generation.latency_s,
             entities=len(entities),
-            parsed=parsed,
+            parsed=not problem,
             reextraction=again,
+            problem=problem,
         )
         result.calls.append(log)
         if on_call:

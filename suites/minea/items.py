@@ -20,7 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from suites.files import inside, read_text
+from suites.files import data_file, inside, read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.jsonl import iter_jsonl
 from suites.meteor import wordnet_status
@@ -126,9 +126,9 @@ def load_items(
         opts["encoder"] = resolve_encoder(opts["encoder"])
     except ValueError as exc:
         raise DataError(str(exc)) from None
-    manifest = data_dir / MANIFEST
+    manifest = data_file(data_dir, MANIFEST)
     if not manifest.is_file():
-        raise DataMissing(f"{manifest} not found (see ../shared/data/SOURCES.md section 4)")
+        raise DataMissing(f"{manifest} not found (see docs/data.md#minea)")
     schema = load_schema(opts["schema"])
     chosen = needle_set(opts, schema)
     order = deal(chosen.needles, opts["seed"])
@@ -182,7 +182,7 @@ def load_items(
         )
     notes = {
         "source": "MINEA: Assessing the quality of information extraction (NeurIPS 2024 submission)",
-        "data": "53 public FDA 510(k) documents as haystacks (SOURCES.md section 4), "
+        "data": "53 public FDA 510(k) documents as haystacks (docs/data.md#minea), "
         "substituting for the paper's internal business documents",
         "needle_set": {
             "sha256": chosen.sha256,

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from faker import Faker
 
+from suites import safe_json
 from suites.minea.needle_templates import GENERATORS
 from suites.minea.needles import Needle
 from suites.minea.schema import Schema
@@ -137,7 +138,7 @@ def llm_needles(
         prompt = LLM_NEEDLE_PROMPT.format(count=per_type, type=type_name, document=document)
         text = model.generate(prompt, max_tokens=max_tokens, grammar=NEEDLE_GRAMMAR).text
         try:
-            rows = json.loads(text)
+            rows = safe_json.loads(text)
         except json.JSONDecodeError as exc:
             problems.append(f"{type_name}: answer is not JSON ({exc.msg})")
             continue

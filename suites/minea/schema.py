@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from suites import safe_json
 from suites.item import DataError
 
 __all__ = ["Schema", "load_schema", "DEFAULT_SCHEMA"]
@@ -56,7 +57,7 @@ def load_schema(path: Path | str | None = None) -> Schema:
     """
     path = Path(path) if path else DEFAULT_SCHEMA
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = safe_json.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise DataError(f"minea schema {path}: cannot read ({exc.strerror})") from None
     except json.JSONDecodeError as exc:

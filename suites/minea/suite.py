@@ -165,7 +165,7 @@ SUITE = Suite(
     breakdown=("panel",),
     metrics=metrics,
     data=("minea/haystacks_manifest.jsonl",),
-    data_source="SOURCES.md section 4",
+    data_source="docs/data.md#minea",
     report="suites.minea.report",
     ranges=(  # counts, and relevance's coefficient of variation (std / mean)
         ("parse_failures", 0.0, math.inf),

@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from suites import safe_json
 from suites.files import sha256_of
 from suites.item import DataError
 
@@ -75,7 +75,7 @@ def _encoder_at(name: str, folder: Path, layer: int | None, option: str) -> Bert
             f"(needs config.json and {' or '.join(_WEIGHTS)})"
         )
     try:
-        layers = int(json.loads(config.read_text(encoding="utf-8"))["num_hidden_layers"])
+        layers = int(safe_json.loads(config.read_text(encoding="utf-8"))["num_hidden_layers"])
     except (ValueError, KeyError, TypeError):
         raise DataError(
             f"strucbench.bertscore={option}: {config} has no num_hidden_layers"

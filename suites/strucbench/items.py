@@ -1,4 +1,4 @@
-"""Struc-Bench items in three formats from the substitute data (SOURCES.md section 2).
+"""Struc-Bench items in three formats from the substitute data (docs/data.md#strucbench).
 
 - raw: E2E cleaned test set (``strucbench/e2e/test-fixed.csv``): one item per distinct
   original MR (630), input = the first human-written text of that MR, gold = the
@@ -21,8 +21,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from suites import safe_json
 from suites.derived_cache import cached_json, digest_of
-from suites.files import read_text
+from suites.files import data_file, read_text
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.meteor import wordnet_status
 from suites.options import parse_options
@@ -87,9 +88,9 @@ def _item(
 
 
 def _e2e(data_dir: Path, opts: dict[str, Any]) -> list[Item]:
-    path = data_dir / E2E_FILE
+    path = data_file(data_dir, E2E_FILE)
     if not path.is_file():
-        raise DataMissing(f"{path} not found (see ../shared/data/SOURCES.md section 2)")
+        raise DataMissing(f"{path} not found (see docs/data.md#strucbench)")
     first: dict[str, dict[str, str]] = {}
     with io.StringIO(read_text(path), newline="") as fh:
         for lineno, row in enumerate(csv.DictReader(fh), start=2):
@@ -130,11 +131,11 @@ def _scigen(
     than the header) are left out and listed in ``rejected``."""
     tables = []
     for name in SCIGEN_FILES:
-        path = data_dir / name
+        path = data_file(data_dir, name)
         if not path.is_file():
-            raise DataMissing(f"{path} not found (see ../shared/data/SOURCES.md section 2)")
+            raise DataMissing(f"{path} not found (see docs/data.md#strucbench)")
         try:
-            data = json.loads(read_text(path))
+            data = safe_json.loads(read_text(path))
         except json.JSONDecodeError as exc:
             raise DataError(f"{path}: not valid JSON ({exc.msg})") from None
         if not isinstance(data, dict):
@@ -169,7 +170,7 @@ def _wtq(data_dir: Path, opts: dict[str, Any], rejected: dict[str, list[str]]) -
     root = data_dir / WTQ_DIR
     items = []
     for path in sorted(root.glob("*/*.html")):
-        html = read_text(path)
+        html = read_text(data_file(data_dir, path.relative_to(data_dir)))
         try:
             check_complete(html, str(path))
             gold = render.reduce_html(html)
@@ -222,11 +223,12 @@ def load_items(
     """
     opts = asdict(parse_options("strucbench", StrucbenchOptions, options))
     encoder = resolve_encoder(opts["bertscore"], opts["bertscore_layer"])  # fails early
-    files = [data_dir / E2E_FILE, *(data_dir / f for f in SCIGEN_FILES)]
+    files = [data_file(data_dir, f) for f in (E2E_FILE, *SCIGEN_FILES)]
     for path in files:
         if not path.is_file():
-            raise DataMissing(f"{path} not found (see ../shared/data/SOURCES.md section 2)")
-    files += sorted((data_dir / WTQ_DIR).glob("*/*.html"))
+            raise DataMissing(f"{path} not found (see docs/data.md#strucbench)")
+    files += [data_file(data_dir, p.relative_to(data_dir))
+              for p in sorted((data_dir / WTQ_DIR).glob("*/*.html"))]  # fmt: skip
     parts: list[bytes | str] = [CACHE_VERSION, str(opts["max_cells"])]
     parts += [p.read_bytes() for p in files]
 

@@ -12,6 +12,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from suites import safe_json
+
 __all__ = ["JUDGE_TEMPLATE", "JUDGE_GRAMMAR", "judge_prompt", "parse_judgment", "PScore", "combine"]
 
 JUDGE_TEMPLATE = """We want to evaluate how similar the following tables/data structures are.
@@ -65,7 +67,7 @@ def parse_judgment(text: str) -> tuple[float, float] | None:
     keys with numbers in [0, 10]; None when there is none (a parse failure)."""
     for block in reversed(_JSON_BLOCK.findall(text)):
         try:
-            data = json.loads(block)
+            data = safe_json.loads(block)
         except json.JSONDecodeError:
             continue
         if not isinstance(data, dict):

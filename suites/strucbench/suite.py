@@ -117,7 +117,7 @@ SUITE = Suite(
         "strucbench/scigen/test-CL.json",
         "strucbench/scigen/test-Other.json",
     ),
-    data_source="SOURCES.md section 2",
+    data_source="docs/data.md#strucbench",
     prefetch=True,
     ranges=(  # the paper's scales (reference H-Score similarities are not clamped at 0)
         ("*/h_*_norm*", -math.inf, 1.0),

@@ -1,8 +1,8 @@
 """The Table-QA article's own results, per model and subset, stored for comparison. Data.
 
-Source: the IDP team's article (Habr, 2024; ``../shared/papers/003_63037db8327e6a22.txt``),
-section "Результаты" (Results), the results table (text lines 99-259 of that file; the
-article has no page numbers and one results table). Values are exact match in percent as
+Source: the IDP team's article (Habr, 2024), section
+"Результаты" (Results), the results table (the article has no page numbers and one
+results table). Values are exact match in percent as
 printed (integers; the average to one decimal). ``gosts`` is the article's GOST
 (technical-standard) subset, which is not available here.
 
@@ -19,8 +19,7 @@ from collections.abc import Mapping
 __all__ = ["SOURCE", "SUBSETS", "RESULTS", "per_subset", "average", "average_without_gost"]
 
 SOURCE = (
-    "IDP team, Table-QA article (Habr, 2024), section 'Результаты', results table "
-    "(../shared/papers/003_63037db8327e6a22.txt, lines 99-259); exact match, %"
+    "IDP team, Table-QA article (Habr, 2024), section 'Результаты', results table; exact match, %"
 )
 SUBSETS = ("wiki", "gosts", "syn1", "syn2", "syn3", "syn4", "syn5")
 

@@ -1,7 +1,7 @@
 """Table-QA items: the wiki and syn1-syn5 lookup questions as prompts (the article's protocol).
 
-Source: the IDP team's Table-QA article (../shared/papers/003_63037db8327e6a22.txt);
-data: ``tableqa/`` under the data dir (SOURCES.md section 3). The subsets' questions:
+Source: the IDP team's Table-QA article (Habr, 2024);
+data: ``tableqa/`` under the data dir (docs/data.md#tableqa). The subsets' questions:
 :mod:`suites.tableqa.subsets`; TableBench's items: :mod:`suites.tableqa.tablebench_items`.
 """
 

@@ -1,7 +1,7 @@
 """The lookup subsets (wiki, syn1-syn5) as built: sampled questions, cached in the user cache.
 
-Source: the IDP team's Table-QA article (../shared/papers/003_63037db8327e6a22.txt);
-data: ``tableqa/`` under the data dir (SOURCES.md section 3).
+Source: the IDP team's Table-QA article (Habr, 2024);
+data: ``tableqa/`` under the data dir (docs/data.md#tableqa).
 """
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ TABLEQA = Suite(
     breakdown=("subset", "width", "row", "distance"),
     metrics=("exact_match", "exact_match_normalized", "contains"),
     data=("tableqa/wtq/csv/*/*.html",),
-    data_source="SOURCES.md section 3",
+    data_source="docs/data.md#tableqa",
     report="suites.tableqa.report",
     prefetch=True,
 )
@@ -112,6 +112,6 @@ TABLEBENCH = Suite(
         "tableqa/tablebench/TableBench_test_886.jsonl",
         "tableqa/tablebench/TableBench_DP_official_example_54.jsonl",
     ),
-    data_source="SOURCES.md section 3",
+    data_source="docs/data.md#tablebench",
     prefetch=True,
 )

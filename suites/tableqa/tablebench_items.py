@@ -2,7 +2,7 @@
 or the hub release.
 
 Source: TableBench (Wu et al. 2025); data: ``tableqa/tablebench/`` under the data dir
-(SOURCES.md section 3).
+(docs/data.md#tablebench).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from suites.files import data_file
 from suites.item import DataError, DataMissing, Item, SuiteData
 from suites.options import parse_options
 from suites.tableqa import tablebench
@@ -32,10 +33,11 @@ def load_tablebench(
     opts = asdict(parse_options("tablebench", TableBenchOptions, options))
     if opts["source"] == "hub":
         return tablebench_from_hub(opts)
-    test_path, examples_path = data_dir / tablebench.TEST_FILE, data_dir / tablebench.EXAMPLES_FILE
+    test_path = data_file(data_dir, tablebench.TEST_FILE)
+    examples_path = data_file(data_dir, tablebench.EXAMPLES_FILE)
     for path in (test_path, examples_path):
         if not path.is_file():
-            raise DataMissing(f"{path} not found (see ../shared/data/SOURCES.md section 3)")
+            raise DataMissing(f"{path} not found (see docs/data.md#tablebench)")
     fields = ("id", "qtype", "qsubtype", "table", "question", "answer")
     templates = tablebench.dp_templates(
         read := tablebench.read_jsonl(examples_path, (*fields, "instruction"))
@@ -63,7 +65,7 @@ def load_tablebench(
         items.append(_tablebench_item(row, prompt, opts))
     notes = {
         "source": "TableBench (Wu et al. 2025), DP prompts from the 54 official examples",
-        "data": "third-party copy of the 886-question test set (version unknown; SOURCES.md section 3)",
+        "data": "third-party copy of the 886-question test set (version unknown; docs/data.md#tablebench)",
         "options": opts,
         "skipped": f"{skipped} Visualization questions (chart code is scored by running it)",
         "duplicate_ids_skipped": duplicates,

@@ -1,15 +1,15 @@
 """The wiki subset's tables: WikiTableQuestions test tables, read from their HTML.
 
-Source: the IDP team's Table-QA article (../shared/papers/003_63037db8327e6a22.txt), whose
+Source: the IDP team's Table-QA article (Habr, 2024), whose
 Wikipedia tables are W 2-16 by H 1-64; data: ``tableqa/wtq/csv`` under the data dir
-(SOURCES.md section 3).
+(docs/data.md#tableqa).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from suites.files import read_text
+from suites.files import data_file, read_text
 from suites.item import DataError, DataMissing
 from suites.tableqa.html import HTMLTableError, html_to_table
 from suites.tableqa.tables import Table
@@ -35,9 +35,9 @@ def wiki_html_files(data_dir: Path) -> list[Path]:
         DataMissing: the ``tableqa/wtq/csv`` folder holds no ``*/*.html``.
     """
     root = data_dir / WTQ_DIR
-    files = sorted(root.glob("*/*.html"))
+    files = [data_file(data_dir, p.relative_to(data_dir)) for p in sorted(root.glob("*/*.html"))]
     if not files:
-        raise DataMissing(f"{root}/*/*.html not found (see ../shared/data/SOURCES.md section 3)")
+        raise DataMissing(f"{root}/*/*.html not found (see docs/data.md#tableqa)")
     return files
 
 
