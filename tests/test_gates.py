@@ -68,3 +68,18 @@ def test_a_gate_reads_its_statistic_and_a_minimum_n_covers_its_suite_or_metric()
     assert latency.warning is None  # a speed figure is not a mean of items
     [suite_floor] = evaluate_gates([parse_gate("fda:n>=10")], stats, {"fda"})
     assert suite_floor.passed is True and suite_floor.value == 12
+
+
+def test_a_minimum_n_alone_makes_a_run_incomplete_but_not_a_shard():
+    from tests.conftest import decide_facts
+
+    items = [{"id": f"t/{i}", "suite": "t", "scores": {"a": 1.0}} for i in range(3)]
+    record = {"items": items, "counts": {"items": 3, "expected": 3}}
+    short = decide_facts("t/a>=0.5", "t:n>=4", **record)
+    assert (short.status, short.word) == (1, "INCOMPLETE")
+    assert "n=3 below the minimum 4" in short.reasons[0]
+    assert decide_facts("t/a>=0.5", "t:n>=3", **record).status == 0
+    failed = decide_facts("t/a>=2", "t/a:ci_low>=0.1", "t:n>=4", **record)
+    assert failed.word == "INCOMPLETE", "every gate on t waits for n"
+    shard = decide_facts("t/a>=0.5", "t:n>=4", **record, selection={"shard": "1/2"})
+    assert shard.status == 0 and all(g["passed"] is None for g in shard.gates)

@@ -252,7 +252,10 @@ def evaluate_gates(
     results = []
     for gate in gates:
         if gate.stat == "n":
-            counts = [int(v["n"]) for k, v in stats.items() if "ci_low" in v and gate.covers(k)]
+            counts = [  # a suite's n: its scores' (a speed figure's n counts calls)
+                int(v["n"]) for k, v in stats.items()
+                if gate.covers(k) and ("ci_low" in v or k == gate.metric)
+            ]  # fmt: skip
             if not counts:
                 results.append(
                     _missing(gate, gate.suite, selected, skipped, failed_items, unloaded)
@@ -275,9 +278,13 @@ def evaluate_gates(
 
 
 def short_of_n(gate: Mapping[str, Any]) -> bool:
-    """Whether a decided record's gate entry was left undecided by a minimum n."""
+    """Whether a gate entry was left undecided by a minimum n alone (not by what left
+    every gate undecided: a shard, an interruption, an incomplete run)."""
     n, floor = gate.get("n"), gate.get("min_n")
-    return gate.get("passed") is None and n is not None and floor is not None and n < floor
+    alone = str(gate.get("reason", "")).startswith("not decided: n=")
+    return (
+        gate.get("passed") is None and alone and n is not None and floor is not None and n < floor
+    )
 
 
 __all__ += ["short_of_n"]
