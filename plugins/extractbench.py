@@ -30,6 +30,7 @@ from fixtures.models.registry import backend_names
 from fixtures.models.wrappers import MODEL_LOADS, recording_calls
 from fixtures.nodes import bench_item_of
 from fixtures.plugin import MODELS_KEY, ReplayData, setup_models
+from plugins.outputs.benchmark_json import SpeedFeed
 from plugins.run import collection
 from plugins.run.config import CONFIG_KEY, run_config
 from plugins.run.controller import Controller
@@ -133,6 +134,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(
         Controller(config, cfg, state, setup, journal), "extractbench-run"
     )
+    config.pluginmanager.register(SpeedFeed(lambda: state.items.values()), "extractbench-speed")
     if journal is not None:  # a supervised child: replay, and journal what runs
         config.pluginmanager.register(Journal(config, journal), "extractbench-journal")
 

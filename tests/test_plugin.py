@@ -246,8 +246,19 @@ def test_pyproject_gates_apply(toy, mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_junit_has_scores_and_gate_cases(toy, mode):
+    """xunit1 (pytest's junit_family): each item's scores are its case's properties
+    (xunit2: tests/test_junit_schema.py)."""
     junit = toy.path / "junit.xml"
-    result, _ = run(toy, mode, "--junitxml", str(junit), "--gate", "toy/accuracy>=0.99")
+    result, _ = run(
+        toy,
+        mode,
+        "--junitxml",
+        str(junit),
+        "--gate",
+        "toy/accuracy>=0.99",
+        "-o",
+        "junit_family=xunit1",
+    )
     assert result.ret == 1
     root = ET.parse(junit).getroot()
     cases = {c.get("name"): c for c in root.iter("testcase")}

@@ -182,6 +182,6 @@ def test_merged_junit_is_valid_xml_when_an_answer_holds_control_characters(toy, 
     shard["items"][0]["prediction"] = "bell\x07 nul\x00 esc\x1b ok"
     shard["items"][0]["outcome"], shard["items"][0]["error"] = "failed", "bad\x0cpage"
     root = ET.fromstring(junit_xml(parse_record(shard)))  # raised ParseError before
-    first = next(p for p in root.iter("property") if p.get("name") == "prediction")
-    assert first.get("value") == "bell#x07 nul#x00 esc#x1B ok"
+    first = next(p for p in root.iter("system-out") if "prediction:" in (p.text or ""))
+    assert "prediction: bell#x07 nul#x00 esc#x1B ok" in first.text
     assert [f.get("message") for f in root.iter("failure")] == ["bad#x0Cpage"]

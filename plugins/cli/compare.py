@@ -23,6 +23,7 @@ from plugins.outputs.record import ItemEntry, RunRecord
 from plugins.outputs.record_io import RecordError, load_record
 from plugins.verdict.baseline import Comparison, compare_records
 from plugins.verdict.exit_codes import OUTPUT_ERROR, USAGE_ERROR
+from plugins.verdict.speed import speed_changes, speed_stats
 from suites.files import atomic_write
 
 __all__ = ["ItemChange", "RecordComparison", "compare_runs", "compare_lines", "compare_command"]
@@ -119,6 +120,40 @@ def _run(record: RunRecord) -> str:
     )
 
 
+def _gate_stats_lines(result: RecordComparison) -> list[str]:
+    """Each run's own mean, 95% CI and n per metric (what a gate checks), from the
+    records' aggregates."""
+    old, new = result.old.aggregates, result.new.aggregates
+    keys = sorted(set(old) | set(new))
+    if not keys:
+        return []
+
+    def one(key: str, aggs: dict) -> str:
+        a = aggs.get(key)
+        return "–" if a is None else f"{a.mean:.4f} [{a.ci_low:.4f}, {a.ci_high:.4f}] n={a.n}"
+
+    width = max(len(k) for k in keys)
+    lines = ["", "per metric in each run (what a gate checks: mean [95% CI] n):"]
+    return lines + [f"{k:<{width}}  old {one(k, old)}  new {one(k, new)}" for k in keys]
+
+
+def _speed_lines(result: RecordComparison) -> list[str]:
+    """Each speed figure of the new run against the old one's (a ratio: no interval)."""
+    changes = speed_changes(
+        speed_stats(it.model_dump() for it in result.new.items),
+        speed_stats(it.model_dump() for it in result.old.items), None,
+    )  # fmt: skip
+    lines = [
+        f"  {c.metric}: {c.baseline:.4g} -> {c.current:.4g} "
+        f"({abs(c.slowdown):.1%} {'slower' if c.slowdown > 0 else 'faster'})"
+        for c in changes
+        if c.slowdown is not None
+    ]
+    return (
+        ["", "speed, new against old (model calls answered in each run):", *lines] if lines else []
+    )
+
+
 def compare_lines(result: RecordComparison, top: int = 20) -> list[str]:
     """The terminal report of a comparison."""
     width = max([len("metric"), *(len(c.metric) for c in result.metrics)])
@@ -147,6 +182,7 @@ def compare_lines(result: RecordComparison, top: int = 20) -> list[str]:
             f"{c.metric:<{width}} {_f(c.baseline):>8} {_f(c.current):>8} {_f(c.delta, True):>8}  "
             f"{ci:<20} {c.n_shared:>5}  {c.verdict}"
         )
+    lines += _gate_stats_lines(result) + _speed_lines(result)
     moves = result.largest(top)
     if moves:
         lines += ["", f"largest per-item score changes ({len(moves)} shown):"]

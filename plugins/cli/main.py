@@ -1,6 +1,6 @@
 """``extractbench``: commands around a run, outside pytest.
 
-    extractbench report RUN.json [--baseline OLD.json] [--max-regression D]
+    extractbench report RUN.json [--baseline OLD.json] [--max-regression D] [--max-slowdown F]
                                  [--junitxml J.xml] [--html out.html] [--summary-md out.md]
 
 renders the same summary, JUnit, HTML page and markdown (and the exports: ``--ctrf``,
@@ -126,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DELTA",
         help="fail on a significant drop larger than DELTA",
     )
+    rep.add_argument("--max-slowdown", type=float, default=None, metavar="FRACTION",
+                     help="with --baseline: fail on a speed figure slower by more than FRACTION")  # fmt: skip
     rep.add_argument(
         "--allow-incomparable-baseline",
         action="store_true",
@@ -159,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     mrg.add_argument("--baseline", metavar="OLD.json", help="earlier run record to compare with")
     mrg.add_argument("--max-regression", type=float, default=None, metavar="DELTA",
                      help="with --baseline: fail on a significant drop larger than DELTA")  # fmt: skip
+    mrg.add_argument("--max-slowdown", type=float, default=None, metavar="FRACTION",
+                     help="with --baseline: fail on a speed figure slower by more than FRACTION")  # fmt: skip
     mrg.add_argument("--allow-incomparable-baseline", action="store_true",
                      help="a baseline sharing no item does not fail the merged run")  # fmt: skip
     mrg.add_argument("--allow-partial-baseline", action="store_true",

@@ -28,6 +28,7 @@ from plugins.outputs.terminal import summary_lines
 from plugins.outputs.write import Targets
 from plugins.verdict.decision import GateSet
 from plugins.verdict.exit_codes import USAGE_ERROR
+from plugins.verdict.speed import check_max_slowdown
 from suites.registry import Registry
 
 __all__ = ["report_command", "merge_command", "schema_command"]
@@ -71,9 +72,15 @@ def _gates(record: RunRecord, args: argparse.Namespace, where: str) -> GateSet:
     max_regression = args.max_regression
     if baseline is None and record.baseline is not None:
         max_regression = record.baseline.max_regression
+    try:
+        slowdown = check_max_slowdown(args.max_slowdown, baseline is not None)
+    except ValueError as exc:
+        raise MergeError(str(exc)) from None
+    if baseline is None and record.baseline is not None:
+        slowdown = record.baseline.max_slowdown
     return GateSet(
         record_gates(record, where), baseline, recorded, max_regression,
-        bool(args.allow_incomparable_baseline), bool(args.allow_partial_baseline),
+        bool(args.allow_incomparable_baseline), bool(args.allow_partial_baseline), slowdown,
     )  # fmt: skip
 
 

@@ -1,8 +1,14 @@
 """JUnit XML from a run record, for every path that ends a run (live, ``--rescore``,
 ``extractbench merge`` and ``report``): shaped as pytest's ``--junitxml``, one case per
-item (classname and name from its pytest node id, its scores as properties, a
-``<failure>`` when it failed), one per other test, one per gate (classname ``gate``) and
-per regression check (classname ``regression``)."""
+item (classname and name from its pytest node id, its scores, a ``<failure>`` when it
+failed), one per other test, one per gate (classname ``gate``) and per regression check
+(classname ``regression``).
+
+The file follows pytest's ``junit_family`` as the run recorded it (``settings.junit_family``,
+pytest's default ``xunit2``): under ``xunit2`` it validates against the Surefire/Jenkins
+schema (``junit-10.xsd``), which allows ``<properties>`` only on ``<testsuite>``, so a
+case's scores go to its ``<system-out>``; under ``xunit1`` and ``legacy`` they are the
+case's ``<properties>``, as pytest's ``record_property`` writes them."""
 
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ __all__ = [
     "junit_xml",
     "junit_names",
     "xml_safe",
+    "junit_family",
 ]
 
 
@@ -45,7 +52,12 @@ def verdict_cases(record: RunRecord) -> list[VerdictCase]:
             g.metric,
             bool(g.passed),
             f"gate {g.expression} failed: {g.reason}",
-            (("expression", g.expression), ("value", "" if g.value is None else g.value)),
+            (
+                ("expression", g.expression),
+                ("value", "" if g.value is None else g.value),
+                ("n", "" if g.n is None else g.n),
+                *((("warning", g.warning),) if g.warning else ()),
+            ),
         )  # fmt: skip
         for g in record.gates
         if g.passed is not None
@@ -75,8 +87,9 @@ def verdict_cases(record: RunRecord) -> list[VerdictCase]:
 
 
 def suite_properties(record: RunRecord) -> list[tuple[str, str]]:
-    """Run id, verdict, model identity and every aggregate (mean, 95% CI, n) as
-    ``(name, value)`` pairs for the ``<testsuite>``'s properties."""
+    """Run id, verdict, model identity, every aggregate (mean, 95% CI, n), every suite's
+    speed figures (``fda/latency_p95_s``) and each gate's warning as ``(name, value)``
+    pairs for the ``<testsuite>``'s properties."""
     model = record.model
     verdict = record.verdict
     props = [
@@ -95,6 +108,13 @@ def suite_properties(record: RunRecord) -> list[tuple[str, str]]:
             (f"{key}.ci95", f"[{agg.ci_low:.6f}, {agg.ci_high:.6f}]"),
             (f"{key}.n", str(agg.n)),
         ]
+    for suite, speed in record.speed.items():
+        props += [
+            (f"{suite}/{k}", f"{v:.6g}") for k, v in speed.model_dump().items() if v is not None
+        ]
+    props += [
+        (f"extractbench.warning.{g.expression}", g.warning) for g in record.gates if g.warning
+    ]
     return props
 
 
@@ -120,14 +140,35 @@ def _properties(
             ET.SubElement(props, "property", name=name, value=str(value))
 
 
+def _case_facts(
+    case: ET.Element, pairs: list[tuple[str, Any]] | tuple[tuple[str, Any], ...], family: str
+) -> None:
+    """A case's ``(name, value)`` facts: ``<properties>`` (xunit1, legacy), or under
+    xunit2 one ``name: value`` line each in ``<system-out>`` (appended after the case's
+    failure or skip, as the schema's order allows either)."""
+    if family != "xunit2":
+        _properties(case, pairs)
+    elif pairs:
+        out = ET.Element("system-out")
+        out.text = "\n".join(f"{name}: {value}" for name, value in pairs)
+        case.append(out)
+
+
+def junit_family(record: RunRecord) -> str:
+    """The run's pytest ``junit_family`` (``xunit2`` when the record does not say)."""
+    family = str(record.settings.get("junit_family") or "xunit2")
+    return family if family in ("xunit1", "legacy", "xunit2") else "xunit2"
+
+
 def junit_xml(record: RunRecord) -> str:
     """The JUnit XML of a decided run record, shaped as pytest's ``--junitxml``: one case
     per item (classname and name from its pytest node id, its prediction and scores as
     properties, a ``<failure>`` when it failed), one per other test, one per
     :func:`verdict_cases` case; the verdict, model and aggregates as ``<testsuite>``
-    properties. The same function serves the live run, ``--rescore``, ``merge`` and
-    ``report``, so their files agree."""
+    properties (the case's facts as :func:`junit_family` allows). The same function serves
+    the live run, ``--rescore``, ``merge`` and ``report``, so their files agree."""
     cases = verdict_cases(record)
+    family = junit_family(record)
     items, others = record.items, record.other_tests
     failures = sum(it.outcome == "failed" for it in items) + sum(not c.passed for c in cases)
     failures += sum(t.outcome == "failed" for t in others)
@@ -147,11 +188,14 @@ def junit_xml(record: RunRecord) -> str:
         if it.prediction is not None:
             pairs.append(("prediction", it.prediction))
         pairs += [(f"{it.suite}/{k}", "" if v is None else v) for k, v in it.scores.items()]
-        _properties(case, pairs)
+        if family != "xunit2":
+            _properties(case, pairs)
         if it.outcome == "failed":
             ET.SubElement(case, "failure", message=str(it.error or "failed"))
         elif it.outcome == "skipped":
             ET.SubElement(case, "skipped", message=str(it.error or "skipped"))
+        if family == "xunit2":
+            _case_facts(case, pairs, family)
     for test in others:
         case = _case(suite, *junit_names(test.nodeid), test.duration_s)
         if test.outcome != "passed":
@@ -159,12 +203,17 @@ def junit_xml(record: RunRecord) -> str:
                           message=str(test.error or test.outcome))  # fmt: skip
     for c in cases:
         case = _case(suite, c.classname, c.name)
-        _properties(case, c.properties)
+        if family != "xunit2":
+            _properties(case, c.properties)
         if not c.passed:
             ET.SubElement(case, "failure", message=c.message)
+        if family == "xunit2":
+            _case_facts(case, c.properties, family)
     for element in root.iter():  # an answer may hold characters XML 1.0 cannot
         for key, value in element.attrib.items():
             element.set(key, xml_safe(value))
+        if element.text:
+            element.text = xml_safe(element.text)
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 

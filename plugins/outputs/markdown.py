@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from plugins.outputs.record import RunRecord
+from plugins.outputs.speed_report import gate_condition, gate_warnings, speed_markdown
 
 __all__ = ["summary_markdown"]
 
@@ -56,13 +57,24 @@ def summary_markdown(
     by_metric: dict[str, list[str]] = {}
     for g in gates:
         state = {True: "PASS", False: "FAIL", None: "not evaluated"}[g.passed]
-        by_metric.setdefault(g.metric, []).append(f"{state} {g.op} {g.threshold:g}")
+        by_metric.setdefault(g.metric, []).append(f"{state} {gate_condition(g)}")
     for key, agg in record.aggregates.items():
         suite, metric = key.split("/", 1)
         ci = f"[{_f(agg.ci_low)}, {_f(agg.ci_high)}]"
         lines.append(
             f"| {suite} | {metric} | {_f(agg.mean)} | {ci} | {agg.n} | {', '.join(by_metric.get(key, []))} |"
         )
+    for key in dict.fromkeys(g.metric for g in gates if g.metric not in record.aggregates):
+        first = next(g for g in gates if g.metric == key)  # a speed figure, a minimum n
+        suite, _, metric = key.partition("/")
+        value = "–" if first.stat == "n" else _f(first.value)
+        lines.append(
+            f"| {suite} | {metric} | {value} | – | {first.n or 0} | {', '.join(by_metric[key])} |"
+        )
+    lines += speed_markdown(record)
+    warned = gate_warnings(record)
+    if warned:
+        lines += ["", *(f"- {line}" for line in warned)]
     unevaluated = [g for g in gates if g.passed is None]
     if unevaluated:
         lines += ["", "**Not evaluated:**", ""]

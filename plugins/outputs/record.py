@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from plugins.verdict.baseline import Comparison
+from plugins.verdict.speed import SpeedChange, SpeedStats
 
 if TYPE_CHECKING:
     from plugins.verdict.decision import Verdict
@@ -161,7 +162,9 @@ class Aggregate(_Model):
 
 
 class GateEntry(_Model):
-    """A gate checked against the run: ``passed`` None when it was not decided."""
+    """A gate checked against the run (``plugins.verdict.gates.GateResult``): ``passed``
+    None when it was not decided; ``stat`` the statistic it checks, ``n`` the values
+    behind it, ``min_n`` the minimum n that applied, ``warning`` a mean of too few items."""
 
     expression: str
     metric: str
@@ -171,10 +174,15 @@ class GateEntry(_Model):
     value: float | None = None
     passed: bool | None = None
     reason: str = ""
+    stat: str = "mean"
+    n: int | None = None
+    min_n: int | None = None
+    warning: str | None = None
 
 
 class Baseline(_Model):
-    """The comparison with ``--baseline``: overlap, and a paired test per metric."""
+    """The comparison with ``--baseline``: overlap, a paired test per metric, and each
+    speed figure's slowdown against ``max_slowdown``."""
 
     run_id: str = ""
     model: str = ""
@@ -185,6 +193,8 @@ class Baseline(_Model):
     failed: bool = False
     reason: str = ""
     comparisons: list[Comparison] = Field(default_factory=list)
+    max_slowdown: float | None = None
+    speed: list[SpeedChange] = Field(default_factory=list)
 
 
 class VerdictEntry(_Model):
@@ -247,6 +257,7 @@ class RunRecord(_Model):
     merged_from: list[MergedShard] | None = None
     merged_at: str | None = None
     aggregates: dict[str, Aggregate] = Field(default_factory=dict)
+    speed: dict[str, SpeedStats] = Field(default_factory=dict)
     gates: list[GateEntry] = Field(default_factory=list)
     baseline: Baseline | None = None
     artifacts: list[str] = Field(default_factory=list)
@@ -260,6 +271,7 @@ class RunRecord(_Model):
                 "aggregates": {
                     k: Aggregate.model_validate(v) for k, v in verdict.aggregates.items()
                 },
+                "speed": dict(verdict.speed),
                 "gates": [GateEntry.model_validate(g) for g in verdict.gates],
                 "baseline": Baseline.model_validate(verdict.baseline) if verdict.baseline else None,
                 "complete": verdict.complete,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from plugins.outputs.endpoint_stats import endpoint_lines
 from plugins.outputs.record import Aggregate, GateEntry, RunRecord
+from plugins.outputs.speed_report import gate_condition, gate_warnings, speed_lines
 
 __all__ = ["score_table", "summary_lines", "verdict_line"]
 
@@ -33,7 +34,7 @@ def score_table(aggregates: Mapping[str, Aggregate], gates: Sequence[GateEntry])
     def verdict(metric: str) -> str:
         words = {True: "PASS", False: "FAIL", None: "NOT EVALUATED"}
         return ", ".join(
-            f"{words[g.passed]} {g.op}{g.threshold:g}" for g in by_metric.get(metric, [])
+            f"{words[g.passed]} {gate_condition(g)}" for g in by_metric.get(metric, [])
         )
 
     rows: list[tuple[str, ...]] = [("suite", "metric", "mean", "95% CI", "n", "gate")]
@@ -49,7 +50,11 @@ def score_table(aggregates: Mapping[str, Aggregate], gates: Sequence[GateEntry])
     for metric in by_metric:
         if metric not in aggregates:
             suite, name = metric.split("/", 1) if "/" in metric else (metric, "")
-            rows.append((suite, name, "-", "-", "0", verdict(metric)))
+            value = next((g.value for g in by_metric[metric] if g.value is not None), None)
+            n = next((g.n for g in by_metric[metric] if g.n is not None), 0)
+            rows.append(
+                (suite, name, "-" if value is None else _fmt(value), "-", str(n), verdict(metric))
+            )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = []
     for i, row in enumerate(rows):
@@ -134,8 +139,10 @@ def summary_lines(
     lines += [f"warning: {w}" for w in record.warnings]
     lines += endpoint_lines(record.endpoints or {})
     lines += score_table(record.aggregates, record.gates)
+    lines += speed_lines(record)
     lines += list(suite_lines)
     lines += _baseline_lines(record)
+    lines += gate_warnings(record)
     for gate in record.gates:
         if gate.passed is False:
             lines.append(f"GATE FAILED  {gate.expression}: {gate.reason}")

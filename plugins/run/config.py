@@ -33,6 +33,7 @@ from plugins.run.settings import (
 from plugins.run.shard import Shard, parse_shard
 from plugins.verdict.decision import GateSet
 from plugins.verdict.gates import GateError
+from plugins.verdict.speed import check_max_slowdown
 from suites.registry import Registry
 
 __all__ = ["RunConfig", "CONFIG_KEY", "run_config"]
@@ -152,7 +153,11 @@ def _shard(config: pytest.Config, rescore: RunRecord | None) -> Shard | None:
     if shard is not None and shard.count == 1:
         return None  # 1/1 holds every group: the whole run, which decides its own gates
     if shard is not None:
-        given = [o for o in ("baseline", "max_regression") if config.getoption(o) is not None]
+        given = [
+            o
+            for o in ("baseline", "max_regression", "max_slowdown")
+            if config.getoption(o) is not None
+        ]
         if given:
             flag = "--" + given[0].replace("_", "-")
             raise pytest.UsageError(
@@ -177,7 +182,15 @@ def _gates(config: pytest.Config, settings: Settings) -> GateSet:
         tuple(settings.gates), baseline, None, max_regression,
         bool(config.getoption("allow_incomparable_baseline")),
         bool(config.getoption("allow_partial_baseline")),
+        _max_slowdown(config, baseline is not None),
     )  # fmt: skip
+
+
+def _max_slowdown(config: pytest.Config, has_baseline: bool) -> float | None:
+    try:
+        return check_max_slowdown(config.getoption("max_slowdown"), has_baseline)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _targets(

@@ -174,6 +174,15 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         "4). --gates-file PYPROJECT applies them instead.",
     )
     group.addoption(
+        "--max-slowdown",
+        type=float,
+        default=None,
+        metavar="FRACTION",
+        help="with --baseline: fail (exit 1) when a suite's items/s, prefill or decode "
+        "tokens/s or call latency p50/p95/max is slower than the baseline's by more than "
+        "FRACTION (0.2: 20%%).",
+    )
+    group.addoption(
         "--skip-missing-data",
         action="store_true",
         help="skip a selected suite whose data files are absent instead of stopping with a "

@@ -49,6 +49,7 @@ def _settings(config: pytest.Config, cfg: RunConfig, setup: ModelSetup) -> dict[
         "data_dir": str(data_dir) if data_dir else None,
         "gates": [g.expression for g in cfg.settings.gates],
         "gates_from": list(cfg.settings.gates_from),
+        "junit_family": str(config.getini("junit_family")),
         "suite_options": {name: options[name] for name in sorted(options)},
         "python": platform.python_version(),
         "pytest": pytest.__version__,

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from plugins.verdict.gates import Gate, GateError, gates_from_config, parse_gate
+from plugins.verdict.speed import SPEED_METRICS
 from suites.item import DataError
 from suites.registry import Registry
 
@@ -185,21 +186,27 @@ def read_settings(
 
 
 def unknown_gates(gates: Sequence[Gate], registry: Registry) -> list[str]:
-    """A gate must name a registered suite and one of its metrics (``FDA/accuracy`` or
-    ``fda/acuracy`` would otherwise never be evaluated): one line per one that does not."""
+    """A gate must name a registered suite and one of its metrics or speed figures
+    (``FDA/accuracy`` or ``fda/acuracy`` would otherwise never be evaluated; a speed figure
+    has no interval to gate): one line per one that does not."""
     problems = []
     known = ", ".join(registry.names)
     for gate in gates:
         suite, _, metric = gate.metric.partition("/")
         spec = registry.get(suite)
+        where = f"gate {gate.expression} ({gate.source})"
         if spec is None:
+            problems.append(f"{where}: unknown suite {suite!r}; known suites: {known}")
+        elif metric in SPEED_METRICS and gate.stat in ("ci_low", "ci_high"):
             problems.append(
-                f"gate {gate.expression} ({gate.source}): unknown suite {suite!r}; known suites: {known}"
+                f"{where}: {metric} is a speed figure, without a 95% CI; gate its value"
             )
-        elif not spec.knows_metric(metric):
+        elif (metric or gate.stat != "n") and not (
+            spec.knows_metric(metric) or metric in SPEED_METRICS
+        ):
             problems.append(
-                f"gate {gate.expression} ({gate.source}): suite {suite} has no metric {metric!r}; "
-                f"its metrics: {', '.join(spec.metric_names())}"
+                f"{where}: suite {suite} has no metric {metric!r}; its metrics: "
+                f"{', '.join(spec.metric_names())}; speed figures: {', '.join(SPEED_METRICS)}"
             )
     return problems
 

@@ -20,17 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from plugins.verdict.aggregate import aggregate
 from plugins.verdict.baseline import baseline_section
-from plugins.verdict.exit_codes import (
-    CRASHED,
-    FAILED,
-    INTERNAL_ERROR,
-    INTERRUPTED,
-    NOTHING_MEASURED,
-    OK,
-    OUTPUT_ERROR,
-    USAGE_ERROR,
-)
+from plugins.verdict.exit_codes import INTERNAL_ERROR, INTERRUPTED, OK, OUTPUT_ERROR, USAGE_ERROR
 from plugins.verdict.gates import Gate, evaluate_gates
+from plugins.verdict.speed import SpeedStats, speed_changes, speed_stats, speed_values
+from plugins.verdict.status import exit_status
 
 if TYPE_CHECKING:  # the record's models are the outputs stage's; read here by attribute
     from plugins.outputs.record import RunRecord, Selection
@@ -51,6 +44,8 @@ class GateSet:
         max_regression: tolerated drop per metric (``--max-regression``).
         allow_incomparable: a baseline sharing no item does not fail the run.
         allow_partial: a baseline sharing no item of a selected suite does not fail it.
+        max_slowdown: tolerated slowdown of a speed figure against the baseline
+            (``--max-slowdown``, 0.2: 20%).
     """
 
     thresholds: tuple[Gate, ...] = ()
@@ -59,6 +54,7 @@ class GateSet:
     max_regression: float | None = None
     allow_incomparable: bool = False
     allow_partial: bool = False
+    max_slowdown: float | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +71,7 @@ class Verdict:
         gates: every gate with its value and ``passed`` (None: not decided, and why), as
             the record's ``gates``.
         baseline: the comparison with the baseline (the record's ``baseline``), or None.
+        speed: suite -> its speed (the record's ``speed``: ``plugins.verdict.speed``).
     """
 
     status: int
@@ -84,6 +81,7 @@ class Verdict:
     aggregates: dict[str, dict[str, Any]] = field(default_factory=dict)
     gates: list[dict[str, Any]] = field(default_factory=list)
     baseline: dict[str, Any] | None = None
+    speed: dict[str, SpeedStats] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -184,93 +182,13 @@ def _decide_gates(
     return out
 
 
-def _item_failures(record: RunRecord) -> list[str]:
-    failed = [it for it in record.items if it.outcome != "passed"]
-    if not failed:
-        return []
-    error = str(failed[0].error or "no message").splitlines()[0]
-    return [f"{len(failed)} of {len(record.items)} items failed: {failed[0].id}: {error}"]
-
-
-def _status(
-    record: RunRecord,
-    selection: Selection,
-    complete: bool,
-    refused: list[str],
-    gates: list[dict[str, Any]],
-    baseline: dict[str, Any] | None,
-) -> tuple[int, str, list[str]]:
-    """In order: usage errors (4); a pytest internal error (3, never hidden by what the
-    items say); an interruption (2, INCOMPLETE); a crash (7, CRASHED); lost outputs (6);
-    then failed items, failed plain tests, a refused subset, an incomplete or stopped run,
-    failed gates and regression checks (1: INCOMPLETE when incomplete, else FAIL);
-    nothing measured (5); else PASS (0)."""
-    if record.usage_errors:
-        return USAGE_ERROR, "FAIL", list(record.usage_errors)
-    if record.pytest_exit_status == INTERNAL_ERROR:
-        return INTERNAL_ERROR, "FAIL", ["pytest stopped with an internal error"]
-    if record.interrupted:
-        return (
-            INTERRUPTED,
-            "INCOMPLETE",
-            [f"interrupted by {record.interrupted}; gates not decided"],
-        )
-    outputs = list(record.output_errors)
-    crashes = [
-        c.message or f"worker {c.worker} crashed while running {c.item}" for c in record.crashes
-    ]
-    if crashes:
-        if outputs:
-            return OUTPUT_ERROR, "FAIL", outputs + crashes
-        return CRASHED, "CRASHED", [*crashes, "gates not decided"]
-    reasons: list[str] = []
-    if refused:
-        dropped = ", ".join(f"{selection.deselected[s]} of {s}" for s in refused)
-        reasons.append(
-            f"a subset ran: -k, -m, --deselect or --lf left out {dropped}'s items; gates not "
-            "decided (--allow-subset decides on the subset)"
-        )
-    if record.stopped:
-        reasons.append(f"run stopped: {record.stopped}")
-    reasons += _item_failures(record)
-    others = sorted(
-        {*record.other_failures, *(t.nodeid for t in record.other_tests if t.outcome == "failed")}
-    )
-    if others:
-        reasons.append(f"{len(others)} other tests failed: {others[0]}")
-    counts = record.counts
-    if not complete and counts.items < counts.expected:
-        reasons.append(f"{counts.items} of {counts.expected} selected items finished")
-    elif not complete and not reasons:
-        reasons.append("the run is incomplete")
-    reasons += [
-        f"gate {g['expression']} failed: {g['reason']}" for g in gates if g["passed"] is False
-    ]
-    if baseline is not None:
-        if baseline["failed"]:
-            reasons.append(f"baseline {baseline['reason']}")
-        reasons += [
-            f"regression check {c['metric']} failed: {c['verdict']}"
-            for c in baseline["comparisons"]
-            if c["failed"]
-        ]
-    if outputs:
-        return OUTPUT_ERROR, "FAIL", outputs + reasons
-    if not counts.items and not reasons:
-        skipped = sorted(selection.skipped)
-        why = f" (skipped: {', '.join(skipped)})" if skipped else ""
-        return NOTHING_MEASURED, "NOT EVALUATED", [f"no item was measured{why}"]
-    if reasons:
-        return FAILED, "FAIL" if complete else "INCOMPLETE", reasons
-    return OK, "PASS", []
-
-
 def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
     """Decide a run from its record's facts, its gates and what the command selected.
 
     Aggregates the scored items (mean, 95% CI, breakdowns: ``plugins.verdict.aggregate``),
-    checks every gate on the means (``plugins.verdict.gates``), compares with the
-    baseline (paired bootstrap, ``plugins.verdict.baseline``), leaves undecided what the
+    measures the speed of its model calls (``plugins.verdict.speed``), checks every gate
+    on those statistics (``plugins.verdict.gates``), compares with the baseline (paired
+    bootstrap, ``plugins.verdict.baseline``; speed as a ratio), leaves undecided what the
     run cannot decide (interrupted, crashed, a refused subset, incomplete, one shard; a
     gate whose suite has unscored items cannot pass), and gives the exit status.
 
@@ -297,8 +215,9 @@ def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
             failed[it.suite] = failed.get(it.suite, 0) + 1
     chosen = {name for name, info in record.suites.items() if (info.items_selected or 0) > 0}
     chosen |= {it.suite for it in record.items}
+    speed = speed_stats(it.model_dump() for it in record.items)
     results = evaluate_gates(
-        list(gates.thresholds), {k: a["mean"] for k, a in aggregates.items()}, chosen,
+        list(gates.thresholds), {**aggregates, **speed_values(speed)}, chosen,
         dict(selection.skipped), failed, dict(selection.unloaded),
     )  # fmt: skip
     entries = [r.to_dict() for r in results]
@@ -308,8 +227,13 @@ def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
             {"items": scored}, gates.baseline.as_dict(), gates.max_regression,
             gates.allow_incomparable, gates.allow_partial,
         )  # fmt: skip
+        base_speed = speed_stats(it.model_dump() for it in gates.baseline.items)
+        baseline["max_slowdown"] = gates.max_slowdown
+        baseline["speed"] = [
+            c.model_dump() for c in speed_changes(speed, base_speed, gates.max_slowdown)
+        ]
     refused = _refused(selection, gates)
     complete = _complete(record, refused)
     entries = _decide_gates(entries, record, selection, complete, refused)
-    status, word, reasons = _status(record, selection, complete, refused, entries, baseline)
-    return Verdict(status, word, reasons, complete, aggregates, entries, baseline)
+    status, word, reasons = exit_status(record, selection, complete, refused, entries, baseline)
+    return Verdict(status, word, reasons, complete, aggregates, entries, baseline, speed)

@@ -1,0 +1,195 @@
+"""A run's speed per suite, from the model calls its record logs, and its change against a
+baseline.
+
+Every item logs its model calls (``ItemEntry.calls``: ``prompt_tokens``,
+``completion_tokens``, ``latency_s``, ``cached``, and where the backend measured it,
+``prefill_s``: the seconds spent reading the prompt, ``reused_prompt_tokens``: prompt tokens
+taken from the backend's KV cache). Calls answered from the cache or a run record took no
+time in this run: they count in ``cached_share`` and are left out of every speed figure.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "SPEED_METRICS",
+    "LOWER_IS_BETTER",
+    "SpeedStats",
+    "SpeedChange",
+    "speed_stats",
+    "speed_changes",
+]
+
+# metric -> True when a lower value is better (a latency); the figures a baseline compares
+LOWER_IS_BETTER: dict[str, bool] = {
+    "items_per_s": False,
+    "prefill_tokens_per_s": False,
+    "decode_tokens_per_s": False,
+    "latency_p50_s": True,
+    "latency_p95_s": True,
+    "latency_max_s": True,
+}
+SPEED_METRICS = (
+    "items_per_s", "prompt_tokens", "generated_tokens", "prefill_tokens_per_s",
+    "decode_tokens_per_s", "latency_p50_s", "latency_p95_s", "latency_max_s", "calls",
+    "cached_calls", "cached_share",
+)  # fmt: skip
+
+
+class SpeedStats(BaseModel):
+    """One suite's speed (the run record's ``speed.SUITE``). Over the calls the model
+    answered in this run (not from the cache):
+
+    Attributes:
+        items_per_s: items with such a call / the seconds of those calls (one process's
+            rate; with ``-n N`` workers the wall-clock rate is up to N times it).
+        prompt_tokens, generated_tokens: tokens read and generated.
+        prefill_tokens_per_s: prompt tokens read (those the backend reused from its KV
+            cache left out) / prefill seconds, over calls whose backend measured the
+            prefill (None: none did).
+        decode_tokens_per_s: generated tokens / (latency - prefill) seconds, same calls.
+        latency_p50_s, latency_p95_s, latency_max_s: per call, numpy's linear percentile.
+        calls, cached_calls: every call logged, and those the cache or a record answered.
+        cached_share: cached_calls / calls.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    items_per_s: float | None = None
+    prompt_tokens: int = 0
+    generated_tokens: int = 0
+    prefill_tokens_per_s: float | None = None
+    decode_tokens_per_s: float | None = None
+    latency_p50_s: float | None = None
+    latency_p95_s: float | None = None
+    latency_max_s: float | None = None
+    calls: int = 0
+    cached_calls: int = 0
+    cached_share: float | None = None
+
+
+class SpeedChange(BaseModel):
+    """One speed figure against the baseline (the record's ``baseline.speed``):
+    ``slowdown`` is current/baseline - 1 for a latency, baseline/current - 1 for a rate
+    (0.25: 25% slower); ``failed`` when it exceeds ``--max-slowdown``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    metric: str
+    current: float | None
+    baseline: float | None
+    slowdown: float | None
+    failed: bool
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return num / den if den > 0 else None
+
+
+def _suite_stats(calls: list[dict[str, Any]], items: int) -> SpeedStats:
+    live = [c for c in calls if not c.get("cached", False)]
+    seconds = math.fsum(float(c.get("latency_s") or 0.0) for c in live)
+    split = [c for c in live if c.get("prefill_s") is not None]
+    prefill_s = math.fsum(float(c["prefill_s"]) for c in split)
+    read = sum(
+        int(c.get("prompt_tokens", 0)) - int(c.get("reused_prompt_tokens") or 0) for c in split
+    )
+    decode_s = math.fsum(float(c.get("latency_s") or 0.0) - float(c["prefill_s"]) for c in split)
+    latencies = np.array([float(c.get("latency_s") or 0.0) for c in live])
+    p50, p95 = np.percentile(latencies, [50, 95]) if live else (None, None)
+    return SpeedStats(
+        items_per_s=_ratio(items, seconds),
+        prompt_tokens=sum(int(c.get("prompt_tokens", 0)) for c in live),
+        generated_tokens=sum(int(c.get("completion_tokens", 0)) for c in live),
+        prefill_tokens_per_s=_ratio(read, prefill_s),
+        decode_tokens_per_s=_ratio(
+            sum(int(c.get("completion_tokens", 0)) for c in split), decode_s
+        ),
+        latency_p50_s=None if p50 is None else float(p50),
+        latency_p95_s=None if p95 is None else float(p95),
+        latency_max_s=float(latencies.max()) if live else None,
+        calls=len(calls),
+        cached_calls=len(calls) - len(live),
+        cached_share=_ratio(len(calls) - len(live), len(calls)),
+    )
+
+
+def speed_stats(items: Iterable[Mapping[str, Any]]) -> dict[str, SpeedStats]:
+    """Speed per suite of the items' logged calls (see :class:`SpeedStats`).
+
+    Args:
+        items: item records with ``suite`` and ``calls`` (a run record's ``items``, any
+            outcome: a failed item's calls took time too).
+
+    Returns:
+        suite -> :class:`SpeedStats`, suites sorted; a suite without any call is left out.
+    """
+    calls: dict[str, list[dict[str, Any]]] = {}
+    timed: dict[str, int] = {}
+    for item in items:
+        logged = list(item.get("calls") or [])
+        if logged:
+            calls.setdefault(item["suite"], []).extend(logged)
+            timed[item["suite"]] = timed.get(item["suite"], 0) + any(
+                not c.get("cached", False) for c in logged
+            )
+    return {suite: _suite_stats(calls[suite], timed[suite]) for suite in sorted(calls)}
+
+
+def speed_values(speed: Mapping[str, SpeedStats]) -> dict[str, dict[str, float]]:
+    """``suite/metric`` -> ``{"mean": value, "n": uncached calls}`` for every speed figure
+    with a value, as a gate reads a metric (a speed figure has no interval)."""
+    out = {}
+    for suite, stats in speed.items():
+        n = stats.calls - stats.cached_calls
+        for metric in SPEED_METRICS:
+            value = getattr(stats, metric)
+            if value is not None:
+                out[f"{suite}/{metric}"] = {"mean": float(value), "n": n}
+    return out
+
+
+def speed_changes(
+    current: Mapping[str, SpeedStats],
+    baseline: Mapping[str, SpeedStats],
+    max_slowdown: float | None,
+) -> list[SpeedChange]:
+    """Each speed figure of :data:`LOWER_IS_BETTER` of the suites in both runs against the
+    baseline's (a ratio of the two runs' figures: no interval).
+
+    Args:
+        current, baseline: :func:`speed_stats` of the two runs.
+        max_slowdown: the tolerated slowdown (0.2: 20%); None reports without failing.
+    """
+    changes = []
+    for suite in sorted(set(current) & set(baseline)):
+        for metric, lower in LOWER_IS_BETTER.items():
+            cur, base = getattr(current[suite], metric), getattr(baseline[suite], metric)
+            slowdown = None
+            if cur is not None and base is not None:
+                slowdown = _ratio(cur, base) if lower else _ratio(base, cur)
+                slowdown = None if slowdown is None else slowdown - 1.0
+            failed = max_slowdown is not None and slowdown is not None and slowdown > max_slowdown
+            changes.append(SpeedChange(metric=f"{suite}/{metric}", current=cur, baseline=base,
+                                       slowdown=slowdown, failed=failed))  # fmt: skip
+    return changes
+
+
+def check_max_slowdown(value: float | None, has_baseline: bool) -> float | None:
+    """``--max-slowdown`` as given (None: not given).
+
+    Raises:
+        ValueError: (one line) it is not a finite number >= 0, or there is no baseline.
+    """
+    if value is not None and (not math.isfinite(value) or value < 0 or not has_baseline):
+        raise ValueError(f"--max-slowdown {value}: needs --baseline and a finite value >= 0")
+    return value
+
+
+__all__ += ["speed_values", "check_max_slowdown"]

@@ -1,0 +1,115 @@
+"""The exit status and the verdict's word of a decided run (``plugins.verdict.decide``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from plugins.verdict.exit_codes import (
+    CRASHED,
+    FAILED,
+    INTERNAL_ERROR,
+    INTERRUPTED,
+    NOTHING_MEASURED,
+    OK,
+    OUTPUT_ERROR,
+    USAGE_ERROR,
+)
+from plugins.verdict.gates import short_of_n
+
+if TYPE_CHECKING:
+    from plugins.outputs.record import RunRecord, Selection
+
+__all__ = ["exit_status"]
+
+
+def _item_failures(record: RunRecord) -> list[str]:
+    failed = [it for it in record.items if it.outcome != "passed"]
+    if not failed:
+        return []
+    error = str(failed[0].error or "no message").splitlines()[0]
+    return [f"{len(failed)} of {len(record.items)} items failed: {failed[0].id}: {error}"]
+
+
+def exit_status(
+    record: RunRecord,
+    selection: Selection,
+    complete: bool,
+    refused: list[str],
+    gates: list[dict[str, Any]],
+    baseline: dict[str, Any] | None,
+) -> tuple[int, str, list[str]]:
+    """The exit status, the verdict's word and its reasons, from the record's facts and the
+    decided gates and baseline checks.
+
+    In order: usage errors (4); a pytest internal error (3, never hidden by what the
+    items say); an interruption (2, INCOMPLETE); a crash (7, CRASHED); lost outputs (6);
+    then failed items, failed plain tests, a refused subset, an incomplete or stopped run,
+    failed gates, regression and speed checks, gates not decided for want of n (1:
+    INCOMPLETE when incomplete or only n is short, else FAIL);
+    nothing measured (5); else PASS (0)."""
+    if record.usage_errors:
+        return USAGE_ERROR, "FAIL", list(record.usage_errors)
+    if record.pytest_exit_status == INTERNAL_ERROR:
+        return INTERNAL_ERROR, "FAIL", ["pytest stopped with an internal error"]
+    if record.interrupted:
+        return (
+            INTERRUPTED,
+            "INCOMPLETE",
+            [f"interrupted by {record.interrupted}; gates not decided"],
+        )
+    outputs = list(record.output_errors)
+    crashes = [
+        c.message or f"worker {c.worker} crashed while running {c.item}" for c in record.crashes
+    ]
+    if crashes:
+        if outputs:
+            return OUTPUT_ERROR, "FAIL", outputs + crashes
+        return CRASHED, "CRASHED", [*crashes, "gates not decided"]
+    reasons: list[str] = []
+    if refused:
+        dropped = ", ".join(f"{selection.deselected[s]} of {s}" for s in refused)
+        reasons.append(
+            f"a subset ran: -k, -m, --deselect or --lf left out {dropped}'s items; gates not "
+            "decided (--allow-subset decides on the subset)"
+        )
+    if record.stopped:
+        reasons.append(f"run stopped: {record.stopped}")
+    reasons += _item_failures(record)
+    others = sorted(
+        {*record.other_failures, *(t.nodeid for t in record.other_tests if t.outcome == "failed")}
+    )
+    if others:
+        reasons.append(f"{len(others)} other tests failed: {others[0]}")
+    counts = record.counts
+    if not complete and counts.items < counts.expected:
+        reasons.append(f"{counts.items} of {counts.expected} selected items finished")
+    elif not complete and not reasons:
+        reasons.append("the run is incomplete")
+    reasons += [
+        f"gate {g['expression']} failed: {g['reason']}" for g in gates if g["passed"] is False
+    ]
+    if baseline is not None:
+        if baseline["failed"]:
+            reasons.append(f"baseline {baseline['reason']}")
+        reasons += [
+            f"regression check {c['metric']} failed: {c['verdict']}"
+            for c in baseline["comparisons"]
+            if c["failed"]
+        ]
+        reasons += [
+            f"speed check {c['metric']} failed: {c['slowdown']:+.1%} slower than the baseline, "
+            f"beyond --max-slowdown {baseline.get('max_slowdown')}"
+            for c in baseline.get("speed", [])
+            if c["failed"]
+        ]
+    if outputs:
+        return OUTPUT_ERROR, "FAIL", outputs + reasons
+    if not counts.items and not reasons:
+        skipped = sorted(selection.skipped)
+        why = f" (skipped: {', '.join(skipped)})" if skipped else ""
+        return NOTHING_MEASURED, "NOT EVALUATED", [f"no item was measured{why}"]
+    short = [f"gate {g['expression']} {g['reason']}" for g in gates if short_of_n(g)]
+    if reasons or short:
+        undecided = not complete or (short and not reasons)
+        return FAILED, "INCOMPLETE" if undecided else "FAIL", reasons + short
+    return OK, "PASS", []
