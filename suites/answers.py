@@ -10,7 +10,11 @@ are scored as generated (the papers' and lm-evaluation-harness's protocols).
 Rules (``RULES``):
 
 - ``think``: every ``<think>...</think>`` block is removed; an unclosed ``<think>`` (a
-  budget spent on reasoning) leaves nothing after it.
+  budget spent on reasoning) leaves nothing after it; a closing ``</think>`` without its
+  opening tag (a template that opens the block in the prompt: DeepSeek-R1, QwQ) drops
+  everything up to and including it. When the template is known to open the block
+  (``opened``), the answer is read as beginning inside it: a reply that never closes it
+  is reasoning only, and scores as empty.
 - ``fence``: when the answer holds a fenced code block (three backticks, optional language),
   the answer is the first block's content.
 - ``cue``: one restated cue at the start is removed: ``Answer:``, ``A:``, ``The answer
@@ -37,6 +41,7 @@ __all__ = [
 
 RULES = ("think", "fence", "cue", "whitespace")
 _THINK = re.compile(r"<think>.*?(</think>|\Z)", re.S | re.I)
+_THINK_CLOSE = re.compile(r"</think>", re.I)
 _FENCE = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\n(.*?)(?:\n```|\Z)", re.S)
 # (cue, whether a colon must follow): "The answer is X" needs none
 _GENERIC_CUES = (("final answer", True), ("the answer is", False), ("answer", True), ("a", True))
@@ -68,26 +73,33 @@ def _strip_cue(text: str, cues: Sequence[str]) -> str:
     return text
 
 
-def parse_answer(text: str, cues: Sequence[str] = ()) -> ParsedAnswer:
+def parse_answer(text: str, cues: Sequence[str] = (), opened: bool = False) -> ParsedAnswer:
     """Apply :data:`RULES` to a chat answer.
 
     Args:
         text: the model's answer.
         cues: the item's own cue words (FDA: the key; Table QA: none), tried before the
             generic ones.
+        opened: the chat template opens a ``<think>`` block in the prompt (the answer
+            begins inside it).
 
     Returns:
         The :class:`ParsedAnswer` (``rules`` empty when nothing changed).
     """
-    return finish_chat_answer(text, (), cues)
+    return finish_chat_answer(text, (), cues, opened)
 
 
-def _unwrap(text: str, rules: list[str]) -> str:
-    """The ``think`` and ``fence`` rules."""
-    out = text
-    if "<think>" in out.lower():
+def _unwrap(text: str, rules: list[str], opened: bool = False) -> str:
+    """The ``think`` and ``fence`` rules (``opened``: the answer begins inside a
+    ``<think>`` block the prompt opened)."""
+    out = f"<think>{text}" if opened else text
+    if "think>" in out.lower():
         out = _THINK.sub("", out)
-        rules.append("think")
+        closes = list(_THINK_CLOSE.finditer(out))  # closing tags whose opening was the prompt's
+        if closes:
+            out = out[closes[-1].end() :]
+        if out != text:
+            rules.append("think")
     fence = _FENCE.search(out)
     if fence:
         out = fence.group(1)
@@ -95,7 +107,9 @@ def _unwrap(text: str, rules: list[str]) -> str:
     return out
 
 
-def finish_chat_answer(text: str, stop: Sequence[str], cues: Sequence[str] = ()) -> ParsedAnswer:
+def finish_chat_answer(
+    text: str, stop: Sequence[str], cues: Sequence[str] = (), opened: bool = False
+) -> ParsedAnswer:
     """A chat model's raw answer as it is scored: ``think`` and ``fence``, then the stop
     strings after the first non-space character (:func:`first_content_stop`), then
     ``cue`` and ``whitespace``.
@@ -104,12 +118,15 @@ def finish_chat_answer(text: str, stop: Sequence[str], cues: Sequence[str] = ())
         text: the generation, made with :func:`engine_stops` of ``stop`` only.
         stop: the call's stop strings.
         cues: the item's own cue words (:func:`prompt_cues`).
+        opened: the chat template opens a ``<think>`` block in the prompt
+            (:attr:`fixtures.models.chat.ChatSetup.opens_think`): the answer begins inside
+            it, and one that never closes it is empty.
 
     Returns:
         The :class:`ParsedAnswer` (``rules``: the rules that changed it).
     """
     rules: list[str] = []
-    out = first_content_stop(_unwrap(text, rules), stop)
+    out = first_content_stop(_unwrap(text, rules, opened), stop)
     stripped = _strip_cue(out, cues)
     if stripped != out:
         out = stripped

@@ -19,6 +19,13 @@ It can also describe itself as the real servers do (the generation cache keys on
 answers ``GET /version``. ``props`` and ``card`` override those fields (another build,
 another quantisation behind the same model name; ``port`` gives it the URL of a server
 stopped before). Plain (``flavour=None``): neither.
+
+As llama-server (``--jinja``) does, ``flavour="llama-server"`` renders each chat request's
+messages with the ``chat_template`` it reports, and answers a template's error (``System
+role not supported``) with an HTTP 500 naming it.
+
+``reply`` rewrites each chat answer: ``reply(user message, answer) -> text`` (a reasoning
+model's ``reasoning...</think>answer``).
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -67,6 +75,20 @@ _FLAVOURS: dict[str | None, tuple[dict[str, Any], dict[str, Any]]] = {
 }  # fmt: skip
 
 
+def _render(template: str, messages: list[dict[str, Any]]) -> str:
+    """``messages`` through a Jinja chat template, as a server renders them."""
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message: str) -> None:
+        raise ValueError(message)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
+    env.globals["raise_exception"] = raise_exception
+    return env.from_string(template).render(
+        messages=messages, add_generation_prompt=True, bos_token="", eos_token=""
+    )
+
+
 class FakeOpenAIServer:
     """Start with :meth:`start`, stop with :meth:`stop`; ``url`` ends in ``/v1``."""
 
@@ -81,7 +103,9 @@ class FakeOpenAIServer:
         props: dict[str, Any] | None = None,
         card: dict[str, Any] | None = None,
         port: int = 0,
+        reply: Callable[[str, str], str] | None = None,
     ) -> None:
+        self.reply = reply
         self.fail_first = fail_first
         self.hang_s = hang_s
         self.flavour = flavour
@@ -189,6 +213,14 @@ class FakeOpenAIServer:
                     self._send(404, {"error": {"message": f"model {body.get('model')} not found"}})
                     return
                 chat = self.path.endswith("/chat/completions")
+                template = server.props.get("chat_template") if server.flavour else None
+                if chat and template:
+                    try:
+                        _render(template, body["messages"])
+                    except Exception as exc:  # llama-server: the template's error, HTTP 500
+                        self._send(500, {"error": {"code": 500, "message": str(exc),
+                                                   "type": "server_error"}})  # fmt: skip
+                        return
                 prompt = body["messages"][-1]["content"] if chat else body["prompt"]
                 gen = server._fake.generate(
                     prompt, max_tokens=body.get("max_tokens", 16), stop=body.get("stop") or ()
@@ -197,7 +229,8 @@ class FakeOpenAIServer:
                     gen = type(gen)("x" * 1_000_000, gen.prompt_tokens, 250_000, 0.0)
                 choice: dict[str, Any] = {"index": 0, "finish_reason": "stop"}
                 if chat:
-                    choice["message"] = {"role": "assistant", "content": gen.text}
+                    text = server.reply(prompt, gen.text) if server.reply else gen.text
+                    choice["message"] = {"role": "assistant", "content": text}
                 else:
                     choice["text"] = gen.text
                 self._send(200, {

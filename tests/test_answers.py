@@ -34,6 +34,28 @@ def test_each_rule_changes_only_what_it_names(text, cues, expected, rules):
     assert set(parsed.rules) <= set(RULES)
 
 
+@pytest.mark.parametrize(
+    ("text", "opened", "expected", "rules"),
+    [
+        ("the key is on line 2</think>Acme", False, "Acme", ("think",)),
+        ("reasoning</THINK>\n\nAcme", False, "Acme", ("think", "whitespace")),
+        ("a</think>b</think> Acme", False, "Acme", ("think", "whitespace")),
+        ("<think>a</think>b</think>Acme", False, "Acme", ("think",)),
+        ("r</think>Acme<think>second thoughts", False, "Acme", ("think",)),
+        ("reasoning</think>Acme", True, "Acme", ("think",)),
+        ("reasoning spent the whole budget", True, "", ("think",)),
+        ("<think>reasoning spent the budget", True, "", ("think",)),
+        ("Acme", False, "Acme", ()),
+    ],
+)  # fmt: skip
+def test_a_closing_think_tag_without_its_opening_drops_the_reasoning(text, opened, expected, rules):
+    """A template that opens <think> in the prompt leaves only the closing tag in the
+    reply; the reasoning before it is never scored, and a reply that never closes the
+    block the prompt opened is reasoning only."""
+    parsed = parse_answer(text, (), opened=opened)
+    assert (parsed.text, parsed.rules) == (expected, rules)
+
+
 def test_stop_strings_apply_after_the_first_non_space_character():
     assert first_content_stop("\nMoscow\nQ: next", ("\n",)) == "\nMoscow"
     assert first_content_stop("  42 rows\n", ("\n",)) == "  42 rows"

@@ -24,7 +24,8 @@ EXIT_CODES: dict[int, str] = {
     "finished items",
     INTERNAL_ERROR: "FAIL: pytest internal error (a plugin or hook crashed)",
     USAGE_ERROR: "usage error: bad option or gate, missing, changed or malformed data, a suite "
-    "with no items, a model that does not load, an unreadable record or cache, two of a "
+    "with no items, a model that does not load, a chat template that cannot send the run's "
+    "messages, an unreadable record or cache, two of a "
     "command's files naming one file or an output naming a folder, gates of the project's "
     "pyproject.toml that the run would not apply, a command-line mistake of `extractbench`",
     NOTHING_MEASURED: "NOT EVALUATED: nothing was measured (no test collected, every selected "
