@@ -7,7 +7,7 @@ and reads both run records. Per suite and mode:
 
 - ``metrics``: each aggregate's mean (``record["aggregates"]``);
 - ``empty_answers``: items whose prediction is empty (Table QA's article-exact prompt must
-  answer: issue 29);
+  answer);
 - ``prefix_hit_rate``: prompt tokens llama.cpp took from its KV cache over all prompt
   tokens of the suite's calls (``reused_prompt_tokens / prompt_tokens``): the group's shared
   part must stay reusable with the template around it;

@@ -96,7 +96,7 @@ class Item:
     meta: Mapping[str, Any] = field(default_factory=dict)
     max_tokens: int = 256
     stop: tuple[str, ...] = ()
-    # chat and instruct models (issue 29)
+    # chat and instruct models
     system: str = ""
     stop_after_content: bool = False
 

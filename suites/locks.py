@@ -1,4 +1,4 @@
-"""Locks on paths, so two extractbench runs never write one file at once (issue 30).
+"""Locks on paths, so two extractbench runs never write one file at once.
 
 A run record, JUnit file or HTML report written by two runs at the same time would hold
 whichever run renamed its file last: a failed run's record silently replaced by a passing

@@ -8,7 +8,7 @@ import pytest
 
 from fixtures.models.gpus import Gpu
 from fixtures.models.llama_gpu import (
-    CPU_AS_BEFORE,
+    CPU_DEFAULTS,
     CUDA_BUILD_COMMAND,
     LlamaCppSettings,
     OffloadUnavailable,
@@ -58,8 +58,8 @@ def test_bad_values_are_one_line_errors(kwargs, fragment):
 
 
 def test_fingerprint_is_untagged_only_for_the_numerics_before_these_settings():
-    off = decide_offload(CPU_AS_BEFORE, False)
-    assert fingerprint_tag(CPU_AS_BEFORE, off) == ""
+    off = decide_offload(CPU_DEFAULTS, False)
+    assert fingerprint_tag(CPU_DEFAULTS, off) == ""
     default = parse_llama_settings()  # on a CPU build: the numerics as before, untagged
     assert fingerprint_tag(default, decide_offload(default, False)) == ""
     assert fingerprint_tag(default, decide_offload(default, True)) == ":fa=auto:ngl=all"

@@ -250,7 +250,7 @@ class RunRecord(_Model):
     counts: Counts = Field(default_factory=Counts)
     items: list[ItemEntry] = Field(default_factory=list)
     endpoints: dict[str, dict[str, Any]] | None = None
-    # chat and instruct models (issue 29): answers the parsing rules finished, per rule,
+    # chat and instruct models: answers the parsing rules finished, per rule,
     # and each suite's final messages (fixtures.models.chat.chat_facts)
     chat: dict[str, Any] | None = None
     rescore_of: RescoreOf | None = None

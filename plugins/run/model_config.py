@@ -40,8 +40,8 @@ def model_options(config: pytest.Config, replay: bool) -> ModelOptions:
             serve=get("serve"), serve_ctx=get("serve_ctx"), cache_dir=get("cache_dir"),
             no_cache=get("no_cache"), replay=replay, model_revision=get("model_revision"),
             trust_cache=get("trust_cache"),
-            system_prompt=get("system_prompt"),  # chat and instruct models (issue 29)
-            **_hardware(config),  # GPU and batched inference (issue 28)
+            system_prompt=get("system_prompt"),  # chat and instruct models
+            **_hardware(config),  # GPU and batched inference
         )  # fmt: skip
     except ModelOptionError as exc:
         raise pytest.UsageError(str(exc)) from None

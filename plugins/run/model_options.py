@@ -116,7 +116,7 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
         "and no --model-revision was given (keyed on URL and model name only); the record's "
         "model.server says so.",
     )
-    # chat and instruct models (issue 29)
+    # chat and instruct models
     group.addoption(
         "--chat",
         nargs="?",

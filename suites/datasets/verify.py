@@ -1,4 +1,4 @@
-"""Data files are checked against the manifest's sha256 when a run uses them (issue 30).
+"""Data files are checked against the manifest's sha256 when a run uses them.
 
 A file of the user data cache or of a data folder that was truncated or edited after it
 was fetched (a full disk, an editor, a half-finished copy) would otherwise be measured as
