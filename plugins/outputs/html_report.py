@@ -22,7 +22,6 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from plugins.outputs.html_items import as_text, item_rows, score_text
 from plugins.outputs.metric_facts import MetricFacts
 from plugins.outputs.record import Aggregate, GateEntry, RunRecord
-from plugins.outputs.terminal import verdict_line
 
 __all__ = ["page_html", "as_text", "figures"]
 
@@ -124,8 +123,8 @@ def page_html(
     facts = facts or MetricFacts()
     rows = item_rows(record.items, facts)
     counts = {s: sum(r.status == s for r in rows) for s in ("failed", "zero", "passed")}
+    shown = figures(images, record.run_id)
     return _ENV.get_template("page.html.j2").render(
-        verdict=verdict_line(record).removeprefix("extractbench verdict: "),
         word=record.verdict.word if record.verdict else "NOT DECIDED",
         reasons=record.verdict.reasons if record.verdict else [],
         record=record,
@@ -134,7 +133,8 @@ def page_html(
         scores=_score_rows(record, facts),
         breakdowns=_breakdown_rows(record),
         self_judged=sorted(facts.self_judged),
-        figures=figures(images, record.run_id),
+        figures=shown,
+        figure_groups=sorted({f["group"] for f in shown}, key=lambda g: (g != "run", g)),
         side_files=_side_files(record, page),
         suite_lines=list(suite_lines),
         items=rows,
