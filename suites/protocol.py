@@ -156,6 +156,9 @@ class Suite:
         ranges: ``(pattern, low, high)`` per metric whose scale is not [0, 1] (``fnmatch``
             patterns, first match wins; ``-inf``/``inf`` for an open side): a recorded
             score outside its metric's range fails the item with a named error.
+        judged: the metrics (``fnmatch`` patterns) the judge model decides; on an item whose
+            ``details["self_judged"]`` is true the model under test judged them itself, and
+            every report marks them (``plugins.outputs.metric_facts``).
     """
 
     name: str
@@ -174,6 +177,7 @@ class Suite:
     commands: Callable[[argparse._SubParsersAction], None] | None = None
     prefetch: bool = False
     ranges: tuple[tuple[str, float, float], ...] = ()
+    judged: tuple[str, ...] = ()
 
     def score_range(self, metric: str) -> tuple[float, float]:
         """The declared range of ``metric`` (without the suite prefix): the first of

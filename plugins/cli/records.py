@@ -59,7 +59,9 @@ def _finish(record: RunRecord, gates: GateSet, targets: Targets) -> int:
     """Decide, write, print the summary; the exit status."""
     verdict = plugins.verdict.decide(record, gates, record.selection)
     written = plugins.outputs.write_outputs(record, verdict, targets, Registry.installed())
-    for line in summary_lines(written.record, written.suite_lines, written.record_path):
+    for line in summary_lines(
+        written.record, written.suite_lines, written.record_path, written.facts.self_judged
+    ):
         print(line)
     return written.verdict.status
 

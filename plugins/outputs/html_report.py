@@ -1,85 +1,145 @@
-"""HTML: the run's page (jinja2): the verdict, the aggregate section with embedded plots, and
-every item; written from the run record by every path that ends a run."""
+"""HTML: the run's page (jinja2), written from the run record by every path that ends a run.
+
+Top to bottom: the verdict and its reasons; the gates, each with the mean, 95% CI and n of
+its metric and what decided it; the baseline comparison; the scores by suite, each with
+its scale; every picture the run drew (its charts, one per scale, and the suites' own:
+Table-QA heatmaps, MINEA's criteria plot), embedded; the breakdowns as tables; the
+suites' own tables; and the per-item view with its filters (failed items, items that
+scored 0, suite, metric, text), which a gate's "items" link opens on that gate's metric.
+One self-contained file: no request leaves the page (inline CSS and script).
+"""
 
 from __future__ import annotations
 
 import base64
-import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
-from markupsafe import Markup
 
-from plugins.outputs.record import RunRecord
-from plugins.outputs.terminal import verdict_line
+from plugins.outputs.html_items import as_text, item_rows, score_text
+from plugins.outputs.metric_facts import MetricFacts
+from plugins.outputs.record import Aggregate, GateEntry, RunRecord
 
-__all__ = ["summary_html", "page_html", "as_text"]
+__all__ = ["page_html", "as_text", "figures"]
 
 _ENV = Environment(
     loader=PackageLoader("plugins.outputs", "templates"),
     autoescape=select_autoescape(["html", "j2"]),
 )
-
-
-def as_text(value: Any) -> str:
-    """A prediction or reference as text: a string as it is, None as "", anything else a
-    record may hold (an object, a list: a table, a MINEA extraction) as JSON."""
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def score_text(value: Any) -> str:
-    """A score as the item table shows it: ``0.500``, ``–`` for None, else its text."""
-    if value is None:
-        return "–"
-    return f"{value:.3f}" if isinstance(value, int | float) else as_text(value)
-
-
 _ENV.filters["text"] = as_text
 _ENV.filters["score"] = score_text
 
+_GATE_FIELDS = {"expression", "metric", "op", "threshold", "source", "value", "passed", "reason"}
+_AGGREGATE_FIELDS = {"mean", "ci_low", "ci_high", "n", "ci_method", "breakdowns"}
 
-def summary_html(
-    record: RunRecord, images: Sequence[Path] = (), suite_lines: Sequence[str] = ()
-) -> str:
-    """The aggregate section: score table with CIs, gates, baseline deltas, embedded plots.
 
-    Args:
-        record: a decided run record (its ``verdict`` set).
-        images: PNG files to embed (base64, so the HTML stays self-contained).
-        suite_lines: extra text from suite report modules (e.g. Table-QA results table).
-    """
-    embedded = [
-        (p.name, base64.b64encode(p.read_bytes()).decode("ascii"))
-        for p in images
-        if p.suffix == ".png" and p.is_file()
-    ]
-    return _ENV.get_template("summary.html.j2").render(
-        verdict=verdict_line(record).removeprefix("extractbench verdict: "),
-        model=record.model,
-        run_id=record.run_id,
-        counts=record.counts,
-        complete=record.complete,
-        aggregates=record.aggregates,
-        gates=record.gates,
-        baseline=record.baseline,
-        images=embedded,
-        suite_lines=list(suite_lines),
-    )
+def _extra(model: Any, known: set[str]) -> dict[str, Any]:
+    """Fields a record section holds beyond those the page lays out (shown as they are,
+    so a field a later version adds is on the page without a change here)."""
+    return {k: v for k, v in model.model_dump(mode="json").items() if k not in known and v}
+
+
+def figures(images: Sequence[Path], stem: str) -> list[dict[str, str]]:
+    """The PNGs to embed (base64): ``name`` (without the run's prefix), ``group`` (``run``
+    for the charts of every suite, else the suite the file belongs to), ``data``."""
+    out = []
+    for path in images:
+        if path.suffix != ".png" or not path.is_file():
+            continue
+        name = path.stem.removeprefix(f"{stem}-")
+        group = "run" if name.startswith("metrics-") else name.split("-", 1)[0]
+        data = base64.b64encode(path.read_bytes()).decode("ascii")
+        out.append({"name": name, "group": group, "data": data})
+    return out
+
+
+def _gate_rows(record: RunRecord, facts: MetricFacts) -> list[dict[str, Any]]:
+    rows = []
+    for gate in record.gates:
+        agg: Aggregate | None = record.aggregates.get(gate.metric)
+        word = {True: "PASS", False: "FAIL", None: "NOT DECIDED"}[gate.passed]
+        suite, _, metric = gate.metric.partition("/")
+        rows.append(
+            {"gate": gate, "word": word, "agg": agg, "suite": suite, "metric": metric,
+             "extra": _extra(gate, _GATE_FIELDS),
+             "self_judged": gate.metric in facts.self_judged}
+        )  # fmt: skip
+    return rows
+
+
+def _score_rows(record: RunRecord, facts: MetricFacts) -> list[dict[str, Any]]:
+    by_metric: dict[str, list[GateEntry]] = {}
+    for gate in record.gates:
+        by_metric.setdefault(gate.metric, []).append(gate)
+    return [
+        {"key": key, "suite": key.split("/", 1)[0], "metric": key.split("/", 1)[-1],
+         "agg": agg, "scale": facts.scale(key).label, "gates": by_metric.get(key, []),
+         "self_judged": key in facts.self_judged, "extra": _extra(agg, _AGGREGATE_FIELDS)}
+        for key, agg in record.aggregates.items()
+    ]  # fmt: skip
+
+
+def _breakdown_rows(record: RunRecord) -> list[dict[str, Any]]:
+    """Every breakdown level of every metric: suite, metric, attribute, level, aggregate."""
+    rows = []
+    for key, agg in record.aggregates.items():
+        for attr, levels in (agg.breakdowns or {}).items():
+            for level, sub in levels.items():
+                rows.append({"key": key, "attr": attr, "level": level, "agg": sub})
+    return rows
+
+
+def _side_files(record: RunRecord, page: Path | None) -> list[dict[str, str]]:
+    """The record's side files that are not pictures, as links relative to the page."""
+    out = []
+    for name in record.artifacts:
+        path = Path(name)
+        if path.suffix == ".png":
+            continue
+        href = os.path.relpath(path.resolve(), page.resolve().parent) if page else str(path)
+        out.append({"name": path.name, "href": Path(href).as_posix()})
+    return out
 
 
 def page_html(
-    record: RunRecord, images: Sequence[Path] = (), suite_lines: Sequence[str] = ()
+    record: RunRecord,
+    images: Sequence[Path] = (),
+    suite_lines: Sequence[str] = (),
+    facts: MetricFacts | None = None,
+    page: Path | None = None,
 ) -> str:
-    """A whole self-contained page: the aggregate section and every item (for re-rendering)."""
+    """The whole self-contained page (see the module docstring).
+
+    Args:
+        record: a decided run record (its ``verdict`` set).
+        images: the PNG files to embed (the run's plots and the suites' own).
+        suite_lines: the suites' own report lines (Table-QA results table, MINEA tables).
+        facts: each metric's scale and self-judged mark (none given: 0-1, none marked).
+        page: where the page is written (links to the side files are made relative to it).
+    """
+    facts = facts or MetricFacts()
+    rows = item_rows(record.items, facts)
+    counts = {s: sum(r.status == s for r in rows) for s in ("failed", "zero", "passed")}
+    shown = figures(images, record.run_id)
     return _ENV.get_template("page.html.j2").render(
-        run_id=record.run_id,
-        summary=Markup(summary_html(record, images, suite_lines)),  # rendered, escaped HTML
-        items=record.items,
+        word=record.verdict.word if record.verdict else "NOT DECIDED",
+        reasons=record.verdict.reasons if record.verdict else [],
+        record=record,
+        model=record.model,
+        gates=_gate_rows(record, facts),
+        scores=_score_rows(record, facts),
+        breakdowns=_breakdown_rows(record),
+        self_judged=sorted(facts.self_judged),
+        figures=shown,
+        figure_groups=sorted({f["group"] for f in shown}, key=lambda g: (g != "run", g)),
+        side_files=_side_files(record, page),
+        suite_lines=list(suite_lines),
+        items=rows,
+        item_counts=counts,
+        suites=sorted({it.suite for it in record.items}),
+        metrics=sorted({m for it in record.items for m, v in it.scores.items() if v is not None}),
         others=record.other_tests,
     )

@@ -1,5 +1,6 @@
-"""Plots of a run record (matplotlib, PNG): metric means with CIs, breakdown bars and the
-distribution of item scores per suite."""
+"""Plots of a run record (matplotlib, PNG): metric means with CIs (one chart per scale),
+breakdown bars where the levels hold enough items, and the distribution of item scores
+per suite."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from plugins.outputs.metric_facts import MetricFacts, Scale
 from plugins.outputs.record import RunRecord
 from plugins.verdict.aggregate import metric_values
 
 __all__ = ["metric_plots", "distribution_plot"]
 
 MAX_LEVELS = 40  # a breakdown with more levels (e.g. table rows) is left to suite reports
+MIN_CHART_N = 5  # a breakdown level with fewer items is a table row, not a bar
 MAX_PANELS = 12  # metrics per distribution figure
 
 
@@ -25,7 +28,9 @@ def _pyplot() -> Any:
     return plt
 
 
-def _bars(ax: Any, labels: list[str], stats: list[Mapping[str, Any]], title: str) -> None:
+def _bars(
+    ax: Any, labels: list[str], stats: list[Mapping[str, Any]], title: str, scale: Scale
+) -> None:
     means = [s["mean"] for s in stats]
     lower = [max(0.0, s["mean"] - s["ci_low"]) for s in stats]
     upper = [max(0.0, s["ci_high"] - s["mean"]) for s in stats]
@@ -38,59 +43,75 @@ def _bars(ax: Any, labels: list[str], stats: list[Mapping[str, Any]], title: str
         fontsize=8,
     )
     ax.invert_yaxis()
-    ax.set_xlabel("mean score, 95% CI")
+    ax.set_xlabel(f"mean, 95% CI ({scale.label})")
     ax.set_title(title, fontsize=10)
-    top = max([1.0] + [s["ci_high"] for s in stats])
-    ax.set_xlim(0, top * 1.02)
+    low = min([scale.low] + [s["ci_low"] for s in stats])
+    high = max([scale.high or 0.0] + [s["ci_high"] for s in stats]) or 1.0
+    ax.set_xlim(low, high * 1.02)
 
 
-def metric_plots(record: RunRecord, folder: Path, stem: str) -> list[Path]:
-    """One PNG of every metric's mean and CI, and one per suite/metric breakdown.
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return path
 
-    Files: ``<stem>-metrics.png``, ``<stem>-<suite>-distribution.png`` (see
-    :func:`distribution_plot`) and ``<stem>-<suite>-<metric>-by-<attr>.png`` (first
-    breakdown attribute only, at most 40 levels).
+
+def _chartable(levels: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether a breakdown is worth a chart: 2 to 40 levels, each with at least
+    :data:`MIN_CHART_N` items (smaller ones are a table in the HTML page)."""
+    return 2 <= len(levels) <= MAX_LEVELS and all(s["n"] >= MIN_CHART_N for s in levels.values())
+
+
+def metric_plots(
+    record: RunRecord, folder: Path, stem: str, facts: MetricFacts | None = None
+) -> list[Path]:
+    """The run's charts: every metric's mean and CI, one chart per scale; the item scores'
+    distribution per suite; each metric by its first breakdown attribute when that is
+    worth a chart (:func:`_chartable`).
+
+    Files: ``<stem>-metrics-<scale>.png`` (``unit``, ``0-100``, ``count``...: the scales
+    of :func:`plugins.outputs.metric_facts.scale_of`, so a 0-1 score and a 0-100 SacreBLEU
+    never share an axis), ``<stem>-<suite>-distribution.png`` (see
+    :func:`distribution_plot`) and ``<stem>-<suite>-<metric>-by-<attr>.png``.
+
+    Args:
+        facts: each metric's scale and self-judged mark (none given: all on 0-1).
 
     Returns:
         The written paths (none when the record has no aggregates).
     """
+    facts = facts or MetricFacts()
     aggregates = {k: a.model_dump() for k, a in record.aggregates.items()}
     if not aggregates:
         return []
     plt = _pyplot()
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
-    keys = list(aggregates)
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(keys) + 1.4), dpi=100)
-    _bars(
-        ax,
-        keys,
-        [aggregates[k] for k in keys],
-        f"run {record.run_id}: {record.model.get('name', '')}",
-    )
-    fig.tight_layout()
-    path = folder / f"{stem}-metrics.png"
-    fig.savefig(path)
-    plt.close(fig)
-    paths.append(path)
-    for suite in sorted({key.split("/", 1)[0] for key in keys}):
+    by_scale: dict[str, list[str]] = {}
+    for key in aggregates:
+        by_scale.setdefault(facts.scale(key).key, []).append(key)
+    model = record.model.get("name", "")
+    for keys in by_scale.values():
+        scale = facts.scale(keys[0])
+        labels = [f"{k} [SELF-JUDGED]" if k in facts.self_judged else k for k in keys]
+        fig, ax = plt.subplots(figsize=(8, 0.45 * len(keys) + 1.4), dpi=100)
+        stats = [aggregates[k] for k in keys]
+        _bars(ax, labels, stats, f"run {record.run_id}: {model}, {scale.label}", scale)
+        paths.append(_save(plt, fig, folder / f"{stem}-metrics-{scale.key}.png"))
+    for suite in sorted({key.split("/", 1)[0] for key in aggregates}):
         written = distribution_plot(record, suite, folder / f"{stem}-{suite}-distribution.png")
         paths += [written] if written else []
     for key, agg in aggregates.items():
-        breakdowns = agg.get("breakdowns") or {}
-        if not breakdowns:
-            continue
-        attr, levels = next(iter(breakdowns.items()))
-        if len(levels) > MAX_LEVELS:
+        attr, levels = next(iter((agg.get("breakdowns") or {}).items()), ("", {}))
+        if not _chartable(levels):
             continue
         labels = list(levels)
         fig, ax = plt.subplots(figsize=(8, 0.35 * len(labels) + 1.4), dpi=100)
-        _bars(ax, labels, [levels[lab] for lab in labels], f"{key} by {attr}")
-        fig.tight_layout()
-        path = folder / f"{stem}-{key.replace('/', '-')}-by-{attr}.png"
-        fig.savefig(path)
-        plt.close(fig)
-        paths.append(path)
+        mark = " [SELF-JUDGED]" if key in facts.self_judged else ""
+        _bars(ax, labels, [levels[x] for x in labels], f"{key}{mark} by {attr}", facts.scale(key))
+        name = f"{stem}-{key.replace('/', '-')}-by-{attr}.png"
+        paths.append(_save(plt, fig, folder / name))
     return paths
 
 

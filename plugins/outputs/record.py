@@ -75,7 +75,9 @@ class ItemEntry(_Model):
     """One benchmark item: its prompt digest, the model's answer, its scores.
 
     ``scores`` maps a metric name (without the ``suite/`` prefix) to a value (None: not
-    computed for this item, kept out of the mean); ``calls`` logs every model call
+    computed for this item, kept out of the mean); ``prompt_tail`` is the prompt's end
+    (the question or cue, at most ``plugins.run.recorder.PROMPT_TAIL`` characters: the record keeps no whole
+    prompt), ``prompt_chars`` its length; ``calls`` logs every model call
     (``--rescore`` answers from it); ``details`` holds the suite's own facts.
     """
 
@@ -85,6 +87,8 @@ class ItemEntry(_Model):
     suite: str
     group: str = ""
     prompt_sha256: str = ""
+    prompt_tail: str = ""
+    prompt_chars: int | None = None
     prediction: Any = None
     reference: Any = None
     scores: dict[str, float | None] = Field(default_factory=dict)

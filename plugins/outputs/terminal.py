@@ -6,22 +6,41 @@ same :func:`summary_lines`, ending in the record's verdict line.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from plugins.outputs.endpoint_stats import endpoint_lines
 from plugins.outputs.record import Aggregate, GateEntry, RunRecord
 from plugins.outputs.speed_report import gate_condition, gate_warnings, speed_lines
 
-__all__ = ["score_table", "summary_lines", "verdict_line"]
+__all__ = ["score_table", "summary_lines", "verdict_line", "self_judged_line", "SELF_JUDGED"]
+
+SELF_JUDGED = "[SELF-JUDGED]"
+
+
+def self_judged_line(keys: Collection[str]) -> str:
+    """The warning under a table whose metrics include self-judged ones ("" for none)."""
+    if not keys:
+        return ""
+    return (
+        f"{SELF_JUDGED} the model under test judged {', '.join(sorted(keys))} itself (no "
+        "--judge-model): it can lift its own score; gate on a metric it does not judge"
+    )
 
 
 def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.4f}"
 
 
-def score_table(aggregates: Mapping[str, Aggregate], gates: Sequence[GateEntry]) -> list[str]:
+def score_table(
+    aggregates: Mapping[str, Aggregate],
+    gates: Sequence[GateEntry],
+    self_judged: Collection[str] = (),
+) -> list[str]:
     """Lines of a fixed-width table: suite, metric, mean, 95% CI, n, gate verdict.
+
+    A metric of ``self_judged`` (``suite/metric`` keys: the model under test judged it)
+    is marked ``[SELF-JUDGED]`` beside its name.
 
     Each metric row is followed by indented rows for the levels of the suite's first
     breakdown attribute (FDA: one row per key), when it has more than one level. Gates
@@ -41,7 +60,8 @@ def score_table(aggregates: Mapping[str, Aggregate], gates: Sequence[GateEntry])
     for key, agg in aggregates.items():
         suite, metric = key.split("/", 1)
         ci = f"[{_fmt(agg.ci_low)}, {_fmt(agg.ci_high)}]"
-        rows.append((suite, metric, _fmt(agg.mean), ci, str(agg.n), verdict(key)))
+        name = f"{metric} {SELF_JUDGED}" if key in self_judged else metric
+        rows.append((suite, name, _fmt(agg.mean), ci, str(agg.n), verdict(key)))
         by, levels = next(iter((agg.breakdowns or {}).items()), ("", {}))  # the first attribute
         if len(levels) > 1:
             for level, sub in levels.items():
@@ -97,7 +117,10 @@ def _baseline_lines(record: RunRecord) -> list[str]:
 
 
 def summary_lines(
-    record: RunRecord, suite_lines: Sequence[str] = (), written: Path | None = None
+    record: RunRecord,
+    suite_lines: Sequence[str] = (),
+    written: Path | None = None,
+    self_judged: Collection[str] = (),
 ) -> list[str]:
     """The summary every path prints: model, counts, caps, the score table, the suites'
     own lines, baseline deltas, undecided and failed gates, errors, files, the verdict.
@@ -106,6 +129,8 @@ def summary_lines(
         record: a decided run record (its ``verdict`` set).
         suite_lines: the suites' own report lines (``Suite.summary_lines``).
         written: where the record was written (None: not written, or not by this command).
+        self_judged: the ``suite/metric`` keys the model under test judged itself
+            (``plugins.outputs.metric_facts``), marked in the score table.
     """
     model, counts = record.model, record.counts
     selection = record.selection
@@ -138,7 +163,8 @@ def summary_lines(
     lines += [f"{name}: SKIPPED ({why})" for name, why in sorted(skipped.items())]
     lines += [f"warning: {w}" for w in record.warnings]
     lines += endpoint_lines(record.endpoints or {})
-    lines += score_table(record.aggregates, record.gates)
+    lines += score_table(record.aggregates, record.gates, self_judged)
+    lines += [line for line in [self_judged_line(self_judged)] if line]
     lines += speed_lines(record)
     lines += list(suite_lines)
     lines += _baseline_lines(record)

@@ -3,7 +3,8 @@
 The live run, ``--rescore``, ``extractbench merge`` and ``extractbench report`` call
 :func:`write_outputs` once with the record and the verdict :func:`plugins.verdict.decide`
 gave, and the files they want (:class:`Targets`). Plots and the suites' own files go
-beside the run record; then JUnit, HTML, the markdown summary, the GitHub step summary
+into one folder beside the run record, named after the run (``reports/RUN_ID/``, listed
+in the record's ``artifacts``); then JUnit, HTML, the markdown summary, the GitHub step summary
 and the exports (CTRF, Every Eval Ever); the run record last, so it holds the final
 verdict. An output that cannot be written is one line in the record's
 ``output_errors`` and the verdict becomes exit 6 (:meth:`Verdict.with_lost_outputs`); if
@@ -27,6 +28,7 @@ from plugins.outputs.eee import eee_files
 from plugins.outputs.html_report import page_html
 from plugins.outputs.junit import junit_xml
 from plugins.outputs.markdown import summary_markdown
+from plugins.outputs.metric_facts import MetricFacts, metric_facts
 from plugins.outputs.plots import metric_plots
 from plugins.outputs.record import RunRecord
 from plugins.outputs.record_io import dump_record
@@ -38,7 +40,7 @@ from suites.registry import Registry
 if TYPE_CHECKING:  # plugins.verdict imports the record models of this package
     from plugins.verdict.decision import Verdict
 
-__all__ = ["Targets", "Written", "write_outputs", "remove_stale"]
+__all__ = ["Targets", "Written", "write_outputs", "remove_stale", "side_folder"]
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ class Written:
         suite_lines: the suites' own report lines (the terminal shows them).
         files: every file written.
         record_path: where the record was written, or None.
+        facts: each metric's scale and self-judged mark (the terminal marks them too).
     """
 
     record: RunRecord
@@ -89,6 +92,7 @@ class Written:
     suite_lines: list[str] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     record_path: Path | None = None
+    facts: MetricFacts = field(default_factory=MetricFacts)
 
 
 def remove_stale(path: Path) -> str:
@@ -106,25 +110,37 @@ def remove_stale(path: Path) -> str:
     return "the earlier run's record that was there has been removed"
 
 
-def _images(record: RunRecord, targets: Targets, folder: Path, stem: str) -> list[Path]:
+def _images(
+    record: RunRecord, targets: Targets, folder: Path, stem: str, facts: MetricFacts
+) -> list[Path]:
+    """The run's own plots: drawn for a live run or a merge; for ``extractbench report``
+    the record's files where they are still there, else drawn again."""
     if targets.artifacts:
-        return metric_plots(record, folder, stem)
+        return metric_plots(record, folder, stem, facts)
     existing = [Path(p) for p in record.artifacts if Path(p).is_file()]
     if existing or not (targets.html or targets.markdown):
         return existing
-    return metric_plots(record, folder, stem)
+    return metric_plots(record, folder, stem, facts)
+
+
+def side_folder(anchor: Path, run_id: str) -> Path:
+    """Where a run's side files (plots, the suites' tables) go: one folder named after the
+    run beside its record (``reports/RUN_ID.json`` -> ``reports/RUN_ID/``)."""
+    return anchor.parent / run_id
 
 
 Render = Callable[..., "str | dict[str, str]"]
 
 
-def _documents(targets: Targets, registry: Registry) -> list[tuple[str, Path, Render]]:
+def _documents(
+    targets: Targets, registry: Registry, facts: MetricFacts
+) -> list[tuple[str, Path, Render]]:
     """(option, path, render(record, images, lines, path)) of each wanted document; a
     render that returns a dict writes its files (relative path -> text) under ``path``."""
     step = targets.step_summary
     wanted: list[tuple[str, Path | None, Render]] = [
         ("--junitxml", targets.junit, lambda r, i, s, p: junit_xml(r)),
-        ("--html", targets.html, lambda r, i, s, p: page_html(r, i, s)),
+        ("--html", targets.html, lambda r, i, s, p: page_html(r, i, s, facts, p)),
         ("--summary-md", targets.markdown,
          lambda r, i, s, p: summary_markdown(r, i, p.parent.resolve(), s)),
         ("$GITHUB_STEP_SUMMARY", step.path if step and step.path != targets.markdown else None,
@@ -170,15 +186,18 @@ def write_outputs(
     """
     lost: list[str] = []
     anchor = targets.record or targets.html or targets.markdown or targets.junit or Path("run")
-    folder, stem = anchor.parent, anchor.stem
+    folder, stem = side_folder(anchor, record.run_id), record.run_id
     record = _redacted(record).decided(verdict)
+    facts = metric_facts(record, registry)
     suite_lines, files = suite_reports(record, registry, folder, stem, targets.artifacts, lost)
     try:
-        images = _images(record, targets, folder, stem)
+        plots = _images(record, targets, folder, stem, facts)
     except Exception as exc:  # a plot must never lose the run record
-        images = []
+        plots = []
         suite_lines.append(f"plots failed: {type(exc).__name__}: {exc}")
-    files += images
+    files += plots
+    # every picture of the run is shown: its own plots and the suites' (heatmaps, tables)
+    images = [p for p in dict.fromkeys(files) if p.suffix == ".png"]
     artifacts = [str(p) for p in files] if targets.artifacts else record.artifacts
     record = record.model_copy(update={"artifacts": artifacts})
 
@@ -187,7 +206,7 @@ def write_outputs(
         errors = list(dict.fromkeys([*record.output_errors, *lost]))
         return record.model_copy(update={"output_errors": errors}).decided(decided), decided
 
-    documents = _documents(targets, registry)
+    documents = _documents(targets, registry, facts)
     written: set[str] = set()
 
     def settle(names: set[str]) -> None:
@@ -221,4 +240,4 @@ def write_outputs(
             lost.append(f"run record {targets.record}: {reason}; {remove_stale(targets.record)}")
             settle(set(written))
     record, decided = final()
-    return Written(record, decided, suite_lines, list(dict.fromkeys(files)), written_at)
+    return Written(record, decided, suite_lines, list(dict.fromkeys(files)), written_at, facts)

@@ -288,5 +288,8 @@ class Controller:
         if self.written is not None:
             terminalreporter.write_sep("=", "extractbench scores")
             written = self.written
-            for line in summary_lines(written.record, written.suite_lines, written.record_path):
+            for line in summary_lines(
+                written.record, written.suite_lines, written.record_path,
+                written.facts.self_judged,
+            ):  # fmt: skip
                 terminalreporter.write_line(line)

@@ -14,6 +14,8 @@ from suites.item import Item
 from suites.model import Backend, Generation, RunStopper
 from suites.protocol import ItemResult, generate
 
+PROMPT_TAIL = 400  # characters of each prompt's end the record keeps (the per-item view)
+
 __all__ = ["ItemRecorder", "json_safe", "report_entry", "redact_report"]
 
 _METRIC_RE = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
@@ -144,6 +146,8 @@ class ItemRecorder:
             "suite": self.item.suite,
             "group": self.item.group,
             "prompt_sha256": self.item.prompt_sha256,
+            "prompt_tail": self.item.prompt[-PROMPT_TAIL:],
+            "prompt_chars": self.item.prompt_chars,
             "prediction": self.prediction,
             "reference": self.item.reference,
             "scores": dict(self.scores),

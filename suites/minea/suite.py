@@ -172,6 +172,7 @@ SUITE = Suite(
         ("entities", 0.0, math.inf),
         ("relevance_spread", 0.0, math.inf),
     ),  # fmt: skip
+    judged=("score", "llm", "control_llm", "llm_false_positive"),
     add_options=add_options,
     cli_options=cli_options,
     commands=commands,

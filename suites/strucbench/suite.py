@@ -130,4 +130,5 @@ SUITE = Suite(
         ("*/error_*", 0.0, math.inf),
         ("pscore_parse_failures", 0.0, math.inf),
     ),  # fmt: skip
+    judged=("*/p_content", "*/p_structure", "pscore_parse_failures"),
 )
