@@ -37,7 +37,7 @@ from fixtures.models.server_build import find_llama_server  # noqa: E402
 from suites.fda.items import load_items  # noqa: E402
 from suites.model_files import default_model_path  # noqa: E402
 
-REUSED_ENOUGH = 0.9  # the target: share of the prompt reused after a chunk's first item
+REUSED_ENOUGH = 0.9  # the target: share of the prompt reused after a chunk's first item
 
 
 def prefix_reuse(record: dict, order: dict[str, int]) -> dict:

@@ -23,7 +23,7 @@ __all__ = ["finish_run", "is_benchmark_run"]
 
 
 def is_benchmark_run(config: pytest.Config, state: RunState) -> bool:
-    """Whether this session ran (or tried to run) suites: not the harness's own tests."""
+    """Whether this pytest run ran (or tried to run) suites: not the harness's own tests."""
     return bool(state.selected or state.items or state.suites or state.usage_errors)
 
 
