@@ -83,6 +83,29 @@ def test_a_long_item_gets_lines_every_interval_without_ending():
     assert progress.running == {}
 
 
+def test_the_run_line_counts_suites_known_only_from_collection():
+    """Under xdist the controller learns a suite's total from the collected node ids, so a
+    suite none of whose items has ended (MINEA after FDA) is in the run's total and ETA,
+    and the running item is named without xdist's ``@group`` suffix."""
+    now = [0.0]
+    lines: list[str] = []
+    progress = Progress(60.0, lines.append, clock=lambda: now[0])
+    fda = [f"suites/fda/test_fda.py::test_fda[fda/d{i}/c0/k]@fda/d{i}/c0" for i in (1, 2)]
+    minea = [f"suites/minea/test_minea.py::test_minea[minea/d{i}]@minea/d{i}" for i in (1, 2)]
+    progress.expect([*fda, *minea, "tests/test_x.py::test_y[other/1]"], {"fda", "minea"})
+    assert progress.totals == {"fda": 2, "minea": 2}
+    progress.started(minea[0])
+    for i, nodeid in enumerate(fda, start=1):
+        now[0] = 10.0 * i
+        progress.item(entry(f"fda/d{i}/c0/k"), 10.0, {"fda": 2}, nodeid)
+    now[0] = 80.0
+    progress.tick()
+    assert lines[-1] == (
+        "extractbench progress: run: 2/4 items of 2 suite(s), 1 min 20 s so far, ETA 1 min 20 s, "
+        "1 running, longest minea/d1 for 1 min 20 s"
+    )
+
+
 def test_events_and_the_heartbeat_thread():
     lines: list[str] = []
     progress = Progress(0.05, lines.append)

@@ -264,6 +264,7 @@ class Controller:
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
         self.state.collected = len(ids)
         self._collected(len(ids))
+        self.progress.expect(ids, self.cfg.registry.suites)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,9 +124,21 @@ class Progress:
         with self.lock:
             self._item(entry, duration_s, totals, nodeid)
 
+    def expect(self, nodeids: Iterable[str], suites: Collection[str]) -> None:
+        """Each suite's total from the node ids a worker collected (``test_x[SUITE/...]``),
+        so the run's line counts suites none of whose items has ended yet; totals that the
+        items' reports bring later (shards, deselection) replace these."""
+        counts: dict[str, int] = {}
+        for nodeid in nodeids:
+            param = nodeid.partition("[")[2]
+            if (suite := param.partition("/")[0]) in suites:
+                counts[suite] = counts.get(suite, 0) + 1
+        with self.lock:
+            self.totals = {**counts, **{k: v for k, v in self.totals.items() if v}}
+
     def _item(self, entry, duration_s, totals, nodeid) -> None:  # noqa: ANN001
         now = self.clock()
-        self.totals = totals
+        self.totals = {**self.totals, **{k: v for k, v in totals.items() if v is not None}}
         self.running.pop(nodeid or "", None)
         suite = str(entry.get("suite", "?"))
         state = self.suites.get(suite)
@@ -192,6 +204,8 @@ class Progress:
                      f"{duration_text(elapsed)} so far", f"ETA {eta}"]  # fmt: skip
         if self.running:
             nodeid, since = min(self.running.items(), key=lambda kv: kv[1])
+            if "]@" in nodeid:  # xdist's loadgroup suffix: test[ID]@GROUP
+                nodeid = nodeid[: nodeid.rindex("]@") + 1]
             name = nodeid.split("[", 1)[-1].rstrip("]") if "[" in nodeid else nodeid
             parts.append(
                 f"{len(self.running)} running, longest {name} for {duration_text(now - since)}"
