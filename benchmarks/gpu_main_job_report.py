@@ -12,6 +12,7 @@ are printed as not measured.
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -42,13 +43,20 @@ def pytest_lines(record_path: Path) -> list[str]:
 
 
 def main(log: Path, out: Path) -> int:
-    """Print the table; 0 always (it decides nothing)."""
+    """Print the table; 0 (it decides nothing), 2 for a log line it cannot read."""
     rows = {}
     if log.is_file():
         for line in log.read_text().splitlines():
             if line.strip():
-                entry = json.loads(line)
-                rows[entry["row"]] = entry
+                try:
+                    entry = json.loads(line)
+                    rows[entry["row"]] = entry
+                except (ValueError, TypeError, KeyError) as exc:
+                    print(
+                        f"error: {log}: not a line of gpu_main_job.sh's log ({exc})",
+                        file=sys.stderr,
+                    )
+                    return 2
     for name in ROWS:
         entry = rows.get(name)
         if entry is None:
@@ -75,4 +83,8 @@ def main(log: Path, out: Path) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("log", type=Path, help="gpu_main_job.sh's log (one JSON line per row)")
+    parser.add_argument("out", type=Path, help="the folder the rows wrote their records to")
+    args = parser.parse_args()
+    sys.exit(main(args.log, args.out))
