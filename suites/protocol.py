@@ -181,7 +181,7 @@ class Suite:
 
     def score_range(self, metric: str) -> tuple[float, float]:
         """The declared range of ``metric`` (without the suite prefix): the first of
-        ``ranges`` whose pattern matches, else [0, 1] (DESIGN.md: scores are in [0, 1]
+        ``ranges`` whose pattern matches, else [0, 1] (scores are in [0, 1]
         unless the source paper defines another scale)."""
         for pattern, low, high in self.ranges:
             if fnmatch.fnmatchcase(metric, pattern):
