@@ -68,7 +68,7 @@ def read_manifest(folder: Path) -> dict:
     path = folder / MANIFEST
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # stdlib only: no safe_json here
         raise BundleError(f"{path}: not readable as a bundle manifest ({exc})", USAGE) from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BundleError(f"{path}: not an {FORMAT} manifest", USAGE)
