@@ -135,12 +135,16 @@ def test_rescore_or_baseline_of_a_deep_record_is_one_usage_line(toy, mode, optio
 # ------------------------------------------------------------------ deep data lines
 
 
+def _fda_copy(tmp_path: Path) -> tuple[Path, Path]:
+    """A data folder holding a copy of the FDA files, and its labels file."""
+    data = tmp_path / "data"
+    shutil.copytree(SHARED / "fda", data / "fda")
+    return data, data / "fda" / "fda_kv_labels_derived.jsonl"
+
 @needs_data
 @pytest.mark.parametrize("mode", MODES)
 def test_a_deep_data_line_is_one_usage_line_naming_file_and_line(tmp_path, mode):
-    data = tmp_path / "data"
-    shutil.copytree(SHARED / "fda", data / "fda")
-    labels = data / "fda" / "fda_kv_labels_derived.jsonl"
+    data, labels = _fda_copy(tmp_path)
     lines = labels.read_text(encoding="utf-8").splitlines()
     lines[2] = '{"doc_id": ' + _deep() + "}"
     labels.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -287,9 +291,7 @@ def test_a_sound_entry_is_used_and_one_of_other_inputs_is_not(tmp_path, monkeypa
 @needs_data
 @pytest.mark.parametrize("mode", MODES)
 def test_a_labels_file_linked_from_outside_the_data_folder_is_refused(tmp_path, mode):
-    data = tmp_path / "data"
-    shutil.copytree(SHARED / "fda", data / "fda")
-    labels = data / "fda" / "fda_kv_labels_derived.jsonl"
+    data, labels = _fda_copy(tmp_path)
     outside = tmp_path / "elsewhere.jsonl"
     shutil.move(labels, outside)  # the same bytes: the manifest check passes
     labels.symlink_to(outside)
