@@ -3,13 +3,27 @@
 from __future__ import annotations
 
 import json
-import signal
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 pytest_plugins = ["pytester"]
+
+# torch, where installed, is imported before any test loads llama.cpp, in every test process:
+# the order the product keeps too (fixtures/models/cuda_clash.py). A worker whose files run in
+# another order could otherwise import torch after llama.cpp, or import it twice (an
+# in-process pytester run restores sys.modules, dropping a torch imported inside it).
+from fixtures.models.cuda_clash import torch_first  # noqa: E402
+from fixtures.models.hf_gguf_cache import CACHE_ENV  # noqa: E402
+from suites.files import cache_dir  # noqa: E402
+
+torch_first()
+# transformers' conversion of the default GGUF model, made once and shared by every test
+# process and pytester run (their HOME is a temporary folder)
+os.environ.setdefault(CACHE_ENV, str(cache_dir() / "test-models" / "hf-from-gguf"))
 
 # The toy suite (toy_suite.py in a pytester project): a Suite as a third party writes one.
 TOY_SUITE = """
@@ -157,8 +171,8 @@ def check_record(data: dict) -> None:
 
 def require_installed(*modules: str) -> None:
     """Skip the test unless every module is installed. Unlike ``pytest.importorskip`` it
-    does not import them: torch and the libraries built on it are used in subprocesses
-    only, since loading them into the test process beside llama.cpp has crashed it."""
+    does not import them: the test runs them in a subprocess (a pytest run of the product),
+    and importing transformers here would only cost the test process its start-up time."""
     import importlib.util
 
     missing = [m for m in modules if importlib.util.find_spec(m) is None]
@@ -166,13 +180,22 @@ def require_installed(*modules: str) -> None:
         pytest.skip(f"not installed: {', '.join(missing)}")
 
 
+# Restores SIGINT's default disposition, then becomes the command: a test run started as
+# a shell's background job ignores SIGINT and its children would inherit that, so Ctrl-C
+# would never reach them. Done by an exec in the child rather than ``preexec_fn``, which is
+# unsafe in a process with threads (an xdist worker with torch loaded died in it).
+_SIGINT_DEFAULT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execvp(sys.argv[1], sys.argv[1:])"
+)
+
+
 def interruptible(args: list[str], cwd: Path, **kwargs: object) -> subprocess.Popen:
-    """``subprocess.Popen`` for a pytest run a test will stop with SIGINT. The child gets
-    SIGINT's default disposition: a test run started as a shell's background job ignores
-    SIGINT and its children would inherit that, so Ctrl-C would never reach them."""
+    """``subprocess.Popen`` for a pytest run a test will stop with SIGINT or SIGTERM; the
+    child runs ``args`` unchanged, with SIGINT's default disposition."""
     return subprocess.Popen(
-        args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kwargs,
+        [sys.executable, "-c", _SIGINT_DEFAULT, *args], cwd=cwd, stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT, **kwargs,
     )  # fmt: skip
 
 
