@@ -25,6 +25,16 @@ torch_first()
 # process and pytester run (their HOME is a temporary folder)
 os.environ.setdefault(CACHE_ENV, str(cache_dir() / "test-models" / "hf-from-gguf"))
 
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Under xdist, a test process that dies ends the harness's test run at once, failed
+    (``--max-worker-restart 0`` unless given): with a replaced worker, pytest-xdist's
+    ``--dist loadfile`` scheduler has waited forever for the dead worker's files."""
+    if hasattr(config.option, "maxworkerrestart") and config.option.maxworkerrestart is None:
+        config.option.maxworkerrestart = "0"
+
+
 # The toy suite (toy_suite.py in a pytester project): a Suite as a third party writes one.
 TOY_SUITE = """
 import json

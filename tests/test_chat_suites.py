@@ -39,13 +39,16 @@ def test_chat_on_with_the_base_model_is_one_usage_line():
 
 @pytest.fixture(scope="module")
 def chat_run(tmp_path_factory) -> dict:
-    """One ``--chat on`` run of every suite, one item each (MINEA with one further call
-    per piece), Table QA with the article-exact prompt."""
+    """One ``--chat on`` run of every suite, one item each, Table QA with the
+    article-exact prompt. What is checked is each suite's messages, not its scores, so the
+    calls that add only model time are left out: Struc-Bench's P-Score judge calls, MINEA's
+    further calls per piece and its control extraction (MINEA's answers cut at 64 tokens)."""
     record = tmp_path_factory.mktemp("chat") / "chat-on.json"
     done = main_job(
         "--model", str(templated_gguf()), "--chat", "on", "--limit", "1",
-        "--suite-option", "tableqa.answer_cue=", "--suite-option", "minea.iterations=1",
-        "--report-json", str(record),
+        "--suite-option", "tableqa.answer_cue=", "--suite-option", "strucbench.pscore=false",
+        "--suite-option", "minea.iterations=0", "--suite-option", "minea.control=false",
+        "--suite-option", "minea.max_tokens=64", "--report-json", str(record),
     )  # fmt: skip
     # the base 270M model under a template it never saw: a gate may fail (exit 1)
     assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]

@@ -28,7 +28,7 @@ REQUIRE_ENV = "EXTRACTBENCH_REQUIRE_LLAMA_SERVER"
 FILLER = " ".join(
     f"Section {n}: the applicant filed the device description, its intended use and the "
     f"predicate comparison table number {n}."
-    for n in range(24)
+    for n in range(12)
 )
 
 
