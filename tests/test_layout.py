@@ -1,4 +1,4 @@
-"""The code's layout as docs/development.md states it: imports go plugins -> fixtures -> suites,
+"""The code's layout as docs/architecture.md states it: imports go plugins -> fixtures -> suites,
 no package imports itself in a circle, only pytest's public API is used, and no module
 (data tables aside) grows past about 300 lines."""
 
