@@ -20,6 +20,8 @@ def fake_save(folder: Path, tokenizer: object, model: object) -> None:
     (folder / "model.safetensors").write_bytes(b"weights")
     if model == "fails":
         raise OSError(28, "No space left on device")
+    if model == "bad config":
+        raise ValueError("config.json: nested too deeply")
 
 
 @pytest.fixture
@@ -62,6 +64,12 @@ def test_a_failed_save_leaves_nothing_and_says_why_in_one_line(root):
     problem = save_converted(folder, "tok", "fails", {"gguf_sha256": SHA})
     assert problem and "\n" not in problem and "No space left on device" in problem
     assert not folder.exists() and list(root.iterdir()) == []
+
+
+def test_an_unreadable_config_is_reported_not_raised(root):
+    folder = converted_folder(SHA, "float32", "5.24.0")
+    problem = save_converted(folder, "tok", "bad config", {"gguf_sha256": SHA})
+    assert problem and "nested too deeply" in problem and not folder.exists()
 
 
 def test_an_unwritable_cache_is_reported_not_raised(tmp_path, monkeypatch):
