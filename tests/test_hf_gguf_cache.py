@@ -79,3 +79,22 @@ def test_an_unwritable_cache_is_reported_not_raised(tmp_path, monkeypatch):
     folder = converted_folder(SHA, "float32", "5.24.0")
     problem = save_converted(folder, "tok", "model", {"gguf_sha256": SHA})
     assert problem and problem.startswith("cannot write") and "\n" not in problem
+
+
+def test_a_damaged_kept_conversion_is_one_error_naming_the_folder(tmp_path, monkeypatch):
+    from fixtures.models.hf import HFBackend, _versions
+    from suites.model import ModelError
+    from tests.conftest import require_installed
+
+    require_installed("torch", "transformers")
+    monkeypatch.setenv(hf_gguf_cache.CACHE_ENV, str(tmp_path / "conv"))
+    gguf = tmp_path / "model.gguf"
+    gguf.write_bytes(b"GGUF")  # never read: the kept conversion is loaded instead
+    folder = converted_folder(SHA, "float32", _versions()["transformers"])
+    folder.mkdir(parents=True)
+    (folder / "source.json").write_text(json.dumps({"gguf_sha256": SHA}))
+    (folder / "config.json").write_text("{truncated")
+    with pytest.raises(ModelError) as caught:
+        HFBackend(gguf, sha256=SHA)
+    message = str(caught.value)
+    assert "\n" not in message and str(folder) in message and "delete that folder" in message
