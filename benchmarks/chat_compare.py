@@ -42,7 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fixtures.data import require_data_dir  # noqa: E402
+from extractbench.fixtures.data import require_data_dir  # noqa: E402
+
 from tests.chat_gguf import templated_gguf  # noqa: E402
 
 MODES = ("off", "on")

@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from suites.datasets import verify
-from suites.datasets.manifest import load_manifest
-from suites.datasets.verify import DigestMemo, verify_suite_data
+from extractbench.suites.datasets import verify
+from extractbench.suites.datasets.manifest import load_manifest
+from extractbench.suites.datasets.verify import DigestMemo, verify_suite_data
 
 
 def timed(folder: Path, suites: list[str], db: Path) -> tuple[float, int, int]:

@@ -24,12 +24,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fixtures.data import require_data_dir  # noqa: E402
-from fixtures.models import ModelSpec, load_backend  # noqa: E402
-from suites.fda.items import load_items  # noqa: E402
-from suites.fda.suite import SUITE  # noqa: E402
-from suites.model_files import default_model_path  # noqa: E402
-from suites.protocol import Models  # noqa: E402
+from extractbench.fixtures.data import require_data_dir  # noqa: E402
+from extractbench.fixtures.models import ModelSpec, load_backend  # noqa: E402
+from extractbench.suites.fda.items import load_items  # noqa: E402
+from extractbench.suites.fda.suite import SUITE  # noqa: E402
+from extractbench.suites.model_files import default_model_path  # noqa: E402
+from extractbench.suites.protocol import Models  # noqa: E402
 
 
 def run(backend, items) -> dict:

@@ -29,14 +29,14 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fixtures.data import require_data_dir  # noqa: E402
-from fixtures.models.llama_cpp import LlamaCppBackend, count_prompt_tokens  # noqa: E402
-from fixtures.models.llama_gpu import parse_llama_settings  # noqa: E402
-from fixtures.models.routing import routing  # noqa: E402
-from plugins.run.selection import stratified_limit  # noqa: E402
-from suites.model_files import default_model_path  # noqa: E402
-from suites.protocol import Models  # noqa: E402
-from suites.registry import entry_point_suites  # noqa: E402
+from extractbench.fixtures.data import require_data_dir  # noqa: E402
+from extractbench.fixtures.models.llama_cpp import LlamaCppBackend, count_prompt_tokens  # noqa: E402
+from extractbench.fixtures.models.llama_gpu import parse_llama_settings  # noqa: E402
+from extractbench.fixtures.models.routing import routing  # noqa: E402
+from extractbench.plugins.run.selection import stratified_limit  # noqa: E402
+from extractbench.suites.model_files import default_model_path  # noqa: E402
+from extractbench.suites.protocol import Models  # noqa: E402
+from extractbench.suites.registry import entry_point_suites  # noqa: E402
 
 MODES = ("off", "on")
 SUITE_OPTIONS = {"minea": {"iterations": 1}}  # one further call per piece: minutes, not hours
@@ -124,7 +124,7 @@ def agreement(
 def pick_prompts(path: Path, data_dir: Path, targets: list[int]) -> list[str]:
     """The Table-QA prompts of the main job's selection (the default cap, stratified over
     the subsets) nearest each target length in tokens."""
-    from suites.tableqa.suite import TABLEQA
+    from extractbench.suites.tableqa.suite import TABLEQA
 
     items = stratified_limit(TABLEQA.load(data_dir, TABLEQA.parse_options()).items, 600, "subset")
     prompts = [it.prompt for it in items]

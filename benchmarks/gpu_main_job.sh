@@ -60,7 +60,7 @@ print(f"gpu_main_job: {name}: exit {rc}, {row['wall_s']} s, GPU memory max {row[
 PY
 }
 
-"$PY" -m plugins.cli.main doctor > "$OUT/doctor.txt" 2>&1
+"$PY" -m extractbench.plugins.cli.main doctor > "$OUT/doctor.txt" 2>&1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 git rev-parse HEAD > "$OUT/commit.txt" 2>/dev/null || true
 

@@ -52,14 +52,14 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fixtures.data import require_data_dir  # noqa: E402
-from fixtures.models.hf_settings import DTYPES  # noqa: E402
-from fixtures.models.routing import routing  # noqa: E402
-from plugins.run.selection import rank  # noqa: E402
-from suites.fda.items import load_items  # noqa: E402
-from suites.fda.metrics import containment  # noqa: E402
-from suites.model import Generation, Request  # noqa: E402
-from suites.model_files import default_model_path  # noqa: E402
+from extractbench.fixtures.data import require_data_dir  # noqa: E402
+from extractbench.fixtures.models.hf_settings import DTYPES  # noqa: E402
+from extractbench.fixtures.models.routing import routing  # noqa: E402
+from extractbench.plugins.run.selection import rank  # noqa: E402
+from extractbench.suites.fda.items import load_items  # noqa: E402
+from extractbench.suites.fda.metrics import containment  # noqa: E402
+from extractbench.suites.model import Generation, Request  # noqa: E402
+from extractbench.suites.model_files import default_model_path  # noqa: E402
 
 
 def select_groups(items: list, n: int) -> list:
@@ -168,8 +168,8 @@ class Log:
 
 
 def llama_backend(path: Path, threads: int, layers: str) -> Any:
-    from fixtures.models.llama_cpp import LlamaCppBackend
-    from fixtures.models.llama_gpu import parse_llama_settings
+    from extractbench.fixtures.models.llama_cpp import LlamaCppBackend
+    from extractbench.fixtures.models.llama_gpu import parse_llama_settings
 
     settings = parse_llama_settings(n_gpu_layers=layers)
     return LlamaCppBackend(path, n_ctx=4096, n_threads=threads, settings=settings)
@@ -200,7 +200,7 @@ def hf_name(mode: str) -> str:
 def in_process_rows(path: Path, items: list, args: argparse.Namespace, log: Log) -> dict:
     """Every in-process row, group by group (each row on a group before the next group),
     each (row, group) logged as it is done; the rows over what the log holds."""
-    from fixtures.models.llama_gpu import supports_gpu_offload
+    from extractbench.fixtures.models.llama_gpu import supports_gpu_offload
 
     loads: dict[str, float] = {}
     runners: dict[str, Any] = {}  # row name -> (group -> generations)
@@ -216,8 +216,8 @@ def in_process_rows(path: Path, items: list, args: argparse.Namespace, log: Log)
         loads[name] = round(time.perf_counter() - start, 1)
         runners[name] = lambda g, b=backend: llama_group(b, g)
     if "hf" not in args.skip:
-        from fixtures.models.hf import HFBackend
-        from fixtures.models.hf_settings import parse_hf_settings
+        from extractbench.fixtures.models.hf import HFBackend
+        from extractbench.fixtures.models.hf_settings import parse_hf_settings
 
         start = time.perf_counter()
         settings = parse_hf_settings(device=args.device, dtype=args.dtype)

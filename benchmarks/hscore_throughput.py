@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fixtures.data import require_data_dir  # noqa: E402
-from suites.strucbench.hscore import hscore  # noqa: E402
-from suites.strucbench.items import load_items  # noqa: E402
-from suites.strucbench.metrics import table_metrics  # noqa: E402
+from extractbench.fixtures.data import require_data_dir  # noqa: E402
+from extractbench.suites.strucbench.hscore import hscore  # noqa: E402
+from extractbench.suites.strucbench.items import load_items  # noqa: E402
+from extractbench.suites.strucbench.metrics import table_metrics  # noqa: E402
 
 
 def perturb(text: str) -> str:

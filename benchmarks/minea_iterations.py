@@ -20,15 +20,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fixtures.data import require_data_dir  # noqa: E402
-from fixtures.models import ModelSpec, load_backend  # noqa: E402
-from suites.minea.extraction import extract_document  # noqa: E402
-from suites.minea.items import load_items  # noqa: E402
-from suites.minea.matching import match_needle  # noqa: E402
-from suites.minea.needles import Needle  # noqa: E402
-from suites.minea.schema import load_schema  # noqa: E402
-from suites.minea.suite import MineaOptions  # noqa: E402
-from suites.model_files import default_model_path  # noqa: E402
+from extractbench.fixtures.data import require_data_dir  # noqa: E402
+from extractbench.fixtures.models import ModelSpec, load_backend  # noqa: E402
+from extractbench.suites.minea.extraction import extract_document  # noqa: E402
+from extractbench.suites.minea.items import load_items  # noqa: E402
+from extractbench.suites.minea.matching import match_needle  # noqa: E402
+from extractbench.suites.minea.needles import Needle  # noqa: E402
+from extractbench.suites.minea.schema import load_schema  # noqa: E402
+from extractbench.suites.minea.suite import MineaOptions  # noqa: E402
+from extractbench.suites.model_files import default_model_path  # noqa: E402
 
 
 def main() -> None:

@@ -21,10 +21,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path.cwd()))
 
-from fixtures.data import require_data_dir  # noqa: E402
-from suites.minea.items import load_items  # noqa: E402
-from suites.minea.matching import match_needle  # noqa: E402
-from suites.minea.needles import Needle  # noqa: E402
+from extractbench.fixtures.data import require_data_dir  # noqa: E402
+from extractbench.suites.minea.items import load_items  # noqa: E402
+from extractbench.suites.minea.matching import match_needle  # noqa: E402
+from extractbench.suites.minea.needles import Needle  # noqa: E402
 
 
 def k05(a: Needle, b: Needle) -> int:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from suites.model_files import default_model_path  # noqa: E402
+from extractbench.suites.model_files import default_model_path  # noqa: E402
 
 __all__ = ["rates_at"]
 
@@ -22,9 +22,8 @@ def rates_at(n_threads: int, tokens: list[int]) -> tuple[float, float]:
     auto``). Used by ``suite_bounds.py`` and ``lm_eval_compare.py``."""
     import contextlib
 
+    from extractbench.fixtures.models.repack import decide_here, no_extra_buffers
     from llama_cpp import Llama
-
-    from fixtures.models.repack import decide_here, no_extra_buffers
 
     loading = contextlib.nullcontext() if decide_here("auto").repack else no_extra_buffers()
     with loading:  # as the harness loads it (AMX CPUs: no repacking)
@@ -50,7 +49,7 @@ def main() -> None:
     """Print the rates for a prompt of ``--tokens`` tokens of an FDA-like text."""
     import argparse
 
-    from fixtures.models.llama_cpp import vocabulary
+    from extractbench.fixtures.models.llama_cpp import vocabulary
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads (default 2)")

@@ -24,7 +24,7 @@ SUITE = """
 import json
 from pathlib import Path
 import pytest
-from suites.item import Item, SuiteData
+from extractbench.suites.item import Item, SuiteData
 
 def load(data_dir: Path, options: dict) -> SuiteData:
     rows = json.loads((data_dir / "rows.json").read_text())
@@ -42,7 +42,7 @@ PLAIN = """
 import json
 from pathlib import Path
 import pytest
-from fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.fake import FakeBackend
 
 ROWS = json.loads((Path(__file__).parent / "data" / "rows.json").read_text())
 MODEL = FakeBackend()

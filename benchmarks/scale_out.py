@@ -30,12 +30,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from extractbench.fixtures.data import require_data_dir  # noqa: E402
+from extractbench.fixtures.models.serve import MODEL_ALIAS, start_server  # noqa: E402
+from extractbench.fixtures.models.server_build import find_llama_server  # noqa: E402
+from extractbench.suites.fda.items import load_items  # noqa: E402
+from extractbench.suites.model_files import default_model_path  # noqa: E402
+
 from benchmarks.lm_eval_compare import ours, select  # noqa: E402
-from fixtures.data import require_data_dir  # noqa: E402
-from fixtures.models.serve import MODEL_ALIAS, start_server  # noqa: E402
-from fixtures.models.server_build import find_llama_server  # noqa: E402
-from suites.fda.items import load_items  # noqa: E402
-from suites.model_files import default_model_path  # noqa: E402
 
 REUSED_ENOUGH = 0.9  # the target: share of the prompt reused after a chunk's first item
 
@@ -98,7 +99,7 @@ def shards(args: argparse.Namespace, folder: Path, single: Path) -> dict:
         paths.append(str(out))
     merged = folder / "merged.json"
     done = subprocess.run(
-        [sys.executable, "-m", "plugins.cli.main", "merge", *paths, "-o", str(merged)],
+        [sys.executable, "-m", "extractbench.plugins.cli.main", "merge", *paths, "-o", str(merged)],
         cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
     if not merged.exists():

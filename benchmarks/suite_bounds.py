@@ -45,17 +45,16 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from extractbench.fixtures.data import require_data_dir  # noqa: E402
+from extractbench.fixtures.models import ModelSpec, load_backend  # noqa: E402
+from extractbench.fixtures.models.wrappers import ReplayBackend  # noqa: E402
+from extractbench.plugins.outputs.record import RunRecord  # noqa: E402
+from extractbench.plugins.outputs.record_io import load_record  # noqa: E402
+from extractbench.suites.model import ModelError, ModelInfo  # noqa: E402
+from extractbench.suites.model_files import default_model_path  # noqa: E402
+from extractbench.suites.protocol import Models  # noqa: E402
+from extractbench.suites.registry import Registry  # noqa: E402
 from model_rates import rates_at  # noqa: E402  (benchmarks/model_rates.py)
-
-from fixtures.data import require_data_dir  # noqa: E402
-from fixtures.models import ModelSpec, load_backend  # noqa: E402
-from fixtures.models.wrappers import ReplayBackend  # noqa: E402
-from plugins.outputs.record import RunRecord  # noqa: E402
-from plugins.outputs.record_io import load_record  # noqa: E402
-from suites.model import ModelError, ModelInfo  # noqa: E402
-from suites.model_files import default_model_path  # noqa: E402
-from suites.protocol import Models  # noqa: E402
-from suites.registry import Registry  # noqa: E402
 
 # suite -> (the pytest selection that runs it alone, the default --limit)
 SUITES: dict[str, tuple[str, int]] = {

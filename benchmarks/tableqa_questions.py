@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fixtures.data import require_data_dir  # noqa: E402
-from suites.tableqa import synthetic  # noqa: E402
-from suites.tableqa.questions import sample_questions  # noqa: E402
-from suites.tableqa.wiki import MAX_HEIGHT, wiki_tables  # noqa: E402
+from extractbench.fixtures.data import require_data_dir  # noqa: E402
+from extractbench.suites.tableqa import synthetic  # noqa: E402
+from extractbench.suites.tableqa.questions import sample_questions  # noqa: E402
+from extractbench.suites.tableqa.wiki import MAX_HEIGHT, wiki_tables  # noqa: E402
 
 
 def main() -> None:
@@ -55,7 +55,7 @@ def main() -> None:
         }
     with tempfile.TemporaryDirectory() as cache:
         os.environ["XDG_CACHE_HOME"] = cache  # a fresh derived cache
-        from suites.tableqa.items import load_items
+        from extractbench.suites.tableqa.items import load_items
 
         for run in ("first_load_s", "cached_load_s"):
             start = time.perf_counter()

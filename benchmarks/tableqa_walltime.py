@@ -30,11 +30,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from fixtures.data import require_data_dir  # noqa: E402
-from fixtures.models.llama_cpp import count_prompt_tokens  # noqa: E402
-from plugins.run.selection import stratified_limit  # noqa: E402
-from suites.model_files import default_model_path  # noqa: E402
-from suites.tableqa.items import load_items  # noqa: E402
+from extractbench.fixtures.data import require_data_dir  # noqa: E402
+from extractbench.fixtures.models.llama_cpp import count_prompt_tokens  # noqa: E402
+from extractbench.plugins.run.selection import stratified_limit  # noqa: E402
+from extractbench.suites.model_files import default_model_path  # noqa: E402
+from extractbench.suites.tableqa.items import load_items  # noqa: E402
 
 
 def main() -> None:

@@ -263,8 +263,8 @@ def main() -> None:
         return worker(args)
 
     sys.path.insert(0, str(ROOT))
-    from fixtures.models.repack import build_features, cpu_flags, decide
-    from suites.model_files import default_model_path
+    from extractbench.fixtures.models.repack import build_features, cpu_flags, decide
+    from extractbench.suites.model_files import default_model_path
 
     model = Path(args.model) if args.model else default_model_path()
     probe = subprocess.run(

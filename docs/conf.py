@@ -16,8 +16,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from plugins.outputs.record_io import record_schema  # noqa: E402
-from plugins.verdict.exit_codes import EXIT_CODES  # noqa: E402
+from extractbench.plugins.outputs.record_io import record_schema  # noqa: E402
+from extractbench.plugins.verdict.exit_codes import EXIT_CODES  # noqa: E402
 
 project = "extractbench"
 author = "the extractbench authors"

@@ -25,25 +25,25 @@ from collections.abc import Generator
 from pathlib import Path
 
 import pytest
-
-from fixtures.models.registry import backend_names
-from fixtures.models.wrappers import MODEL_LOADS, recording_calls
-from fixtures.nodes import bench_item_of
-from fixtures.plugin import MODELS_KEY, ReplayData, setup_models
-from plugins.outputs.benchmark_json import SpeedFeed
-from plugins.run import collection
-from plugins.run.config import CONFIG_KEY, run_config
-from plugins.run.controller import Controller
-from plugins.run.options import add_options
-from plugins.run.recorder import ItemRecorder, redact_report, report_entry
-from plugins.run.state import STATE_KEY, RunState
-from plugins.run.supervisor import Journal, should_supervise, supervise, take_journal
-from plugins.run.worker import Worker
-from suites.item import Item
-from suites.registry import Registry, RegistryError, entry_point_suites
+from extractbench.fixtures.models.registry import backend_names
+from extractbench.fixtures.models.wrappers import MODEL_LOADS, recording_calls
+from extractbench.fixtures.nodes import bench_item_of
+from extractbench.fixtures.plugin import MODELS_KEY, ReplayData, setup_models
+from extractbench.plugins.outputs.benchmark_json import SpeedFeed
+from extractbench.plugins.run import collection
+from extractbench.plugins.run.command_suites import selected_suites
+from extractbench.plugins.run.config import CONFIG_KEY, run_config
+from extractbench.plugins.run.controller import Controller
+from extractbench.plugins.run.options import add_options
+from extractbench.plugins.run.recorder import ItemRecorder, redact_report, report_entry
+from extractbench.plugins.run.state import STATE_KEY, RunState
+from extractbench.plugins.run.supervisor import Journal, should_supervise, supervise, take_journal
+from extractbench.plugins.run.worker import Worker
+from extractbench.suites.item import Item
+from extractbench.suites.registry import Registry, RegistryError, entry_point_suites
 
 # The model and data fixtures, and the fixture that runs one item.
-pytest_plugins = ["fixtures.plugin", "plugins.run.suite_test"]
+pytest_plugins = ["extractbench.fixtures.plugin", "extractbench.plugins.run.suite_test"]
 
 RECORDER_KEY = pytest.StashKey[ItemRecorder]()
 
@@ -67,7 +67,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from plugins import hookspecs
+    from extractbench.plugins import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -90,9 +90,7 @@ def _registry(config: pytest.Config) -> Registry:
 def _take_reports(config: pytest.Config, registry: Registry) -> dict[str, str | None]:
     """A benchmark run writes ``--junitxml`` and ``--html`` from its record: take them from
     pytest's junitxml and pytest-html before they configure (this hook runs first)."""
-    benchmark = config.getoption("rescore") or registry.selected(
-        config.args, config.invocation_params.dir
-    )
+    benchmark = config.getoption("rescore") or selected_suites(config, registry)
     taken: dict[str, str | None] = {"junit": None, "html": None}
     if not benchmark:
         return taken

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from suites.protocol import Suite
+from extractbench.suites.protocol import Suite
 
 
 @pytest.hookspec

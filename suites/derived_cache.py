@@ -27,11 +27,11 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from suites import safe_json
-from suites.datasets.fetch import OFFLINE_ENV
-from suites.files import atomic_write
-from suites.item import DataError
-from suites.options import truthy
+from extractbench.suites import safe_json
+from extractbench.suites.datasets.fetch import OFFLINE_ENV
+from extractbench.suites.files import atomic_write
+from extractbench.suites.item import DataError
+from extractbench.suites.options import truthy
 
 __all__ = ["cached_json", "digest_of", "entry_path", "offline", "value_digest", "FORMAT"]
 
@@ -74,7 +74,7 @@ def _is_offline() -> bool:
 
 def entry_path(name: str, key: str) -> Path:
     """Where the entry ``name`` for inputs of digest ``key`` lives."""
-    from suites.files import cache_dir
+    from extractbench.suites.files import cache_dir
 
     return cache_dir() / "derived" / f"{name}-v{FORMAT}-{key[:24]}.json"
 

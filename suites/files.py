@@ -11,8 +11,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from suites.item import DataError
-from suites.locks import PathLock, held_here
+from extractbench.suites.item import DataError
+from extractbench.suites.locks import PathLock, held_here
 
 __all__ = [
     "read_text", "decode", "inside", "sha256_of", "atomic_write", "write_output", "fsync_folder",

@@ -7,8 +7,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from suites.answers import engine_stops
-from suites.model import Request
+from extractbench.suites.answers import engine_stops
+from extractbench.suites.model import Request
 
 __all__ = ["Item", "LazyText", "SuiteData", "DataError", "DataMissing"]
 

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from suites import safe_json
-from suites.files import decode
-from suites.item import DataError
+from extractbench.suites import safe_json
+from extractbench.suites.files import decode
+from extractbench.suites.item import DataError
 
 __all__ = ["iter_jsonl"]
 

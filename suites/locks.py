@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
-from suites import safe_json
+from extractbench.suites import safe_json
 
 __all__ = ["OutputBusy", "PathLock", "OutputLocks", "lock_file", "held_here"]
 

@@ -9,7 +9,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
-from suites.item import DataError
+from extractbench.suites.item import DataError
 
 __all__ = ["NoOptions", "parse_options", "option_names", "truthy"]
 

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from suites.answers import first_content_stop
-from suites.item import Item, SuiteData
-from suites.model import Backend, Generation, ask
-from suites.options import NoOptions, parse_options
+from extractbench.suites.answers import first_content_stop
+from extractbench.suites.item import Item, SuiteData
+from extractbench.suites.model import Backend, Generation, ask
+from extractbench.suites.options import NoOptions, parse_options
 
 __all__ = ["Suite", "Models", "ItemResult", "CommandTools", "generate", "lazy"]
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
-from suites.protocol import Suite
+from extractbench.suites.protocol import Suite
 
 __all__ = ["Registry", "RegistryError", "ENTRY_POINT_GROUP", "SOURCES_HINT"]
 

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from suites.model_files import default_model_path
+from extractbench.suites.model_files import default_model_path
 
 __all__ = ["GEMMA_STYLE_TEMPLATE", "NO_SYSTEM_THINKING_TEMPLATE", "templated_gguf"]
 

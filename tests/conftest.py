@@ -16,9 +16,9 @@ pytest_plugins = ["pytester"]
 # the order the product keeps too (fixtures/models/cuda_clash.py). A worker whose files run in
 # another order could otherwise import torch after llama.cpp, or import it twice (an
 # in-process pytester run restores sys.modules, dropping a torch imported inside it).
-from fixtures.models.cuda_clash import torch_first  # noqa: E402
-from fixtures.models.hf_gguf_cache import CACHE_ENV  # noqa: E402
-from suites.files import cache_dir  # noqa: E402
+from extractbench.fixtures.models.cuda_clash import torch_first  # noqa: E402
+from extractbench.fixtures.models.hf_gguf_cache import CACHE_ENV  # noqa: E402
+from extractbench.suites.files import cache_dir  # noqa: E402
 
 torch_first()
 # transformers' conversion of the default GGUF model, made once and shared by every test
@@ -42,8 +42,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from suites.item import DataError, DataMissing, Item, SuiteData
-from suites.protocol import ItemResult, Suite, generate
+from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
+from extractbench.suites.protocol import ItemResult, Suite, generate
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ SUITE = Suite(
 """
 
 TOY_TEST = """
-from plugins.run.suite_test import suite_test
+from extractbench.plugins.run.suite_test import suite_test
 
 test_toy = suite_test("toy")
 """
@@ -144,11 +144,12 @@ def read_json(path: Path) -> dict:
 def decide_facts(*gates: str, **facts: object):  # noqa: ANN201 - a plugins.verdict.Verdict
     """``plugins.verdict.decide`` on a record made of ``facts`` (every other field its
     default), gated on the ``gates`` expressions, with the record's own selection."""
-    import plugins.verdict
-    from plugins.outputs.record import SCHEMA_VERSION
-    from plugins.outputs.record_io import parse_record
-    from plugins.verdict.decision import GateSet
-    from plugins.verdict.gates import parse_gate
+    from extractbench.plugins.outputs.record import SCHEMA_VERSION
+    from extractbench.plugins.outputs.record_io import parse_record
+    from extractbench.plugins.verdict.decision import GateSet
+    from extractbench.plugins.verdict.gates import parse_gate
+
+    from extractbench import plugins
 
     record = parse_record(
         {"schema_version": SCHEMA_VERSION, "run_id": "t", "selection": {}, **facts}
@@ -160,11 +161,11 @@ def decide_facts(*gates: str, **facts: object):  # noqa: ANN201 - a plugins.verd
 def check_record(data: dict) -> None:
     """Assert a run record's schema and that ``report``'s decision agrees with it."""
     import jsonschema
+    from extractbench.plugins.cli.merge import record_gates
+    from extractbench.plugins.outputs.record_io import parse_record, record_schema
+    from extractbench.plugins.verdict.decision import GateSet
 
-    import plugins.verdict
-    from plugins.cli.merge import record_gates
-    from plugins.outputs.record_io import parse_record, record_schema
-    from plugins.verdict.decision import GateSet
+    from extractbench import plugins
 
     jsonschema.validate(data, record_schema())
     record = parse_record(data)

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.fake import FakeBackend
 
 MODEL_ID = "fake-served"
 _OK = {"id": "x", "object": "text_completion", "created": 0, "model": MODEL_ID}

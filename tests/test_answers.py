@@ -4,8 +4,7 @@ stop strings that apply only after the first non-space character."""
 from __future__ import annotations
 
 import pytest
-
-from suites.answers import RULES, first_content_stop, parse_answer
+from extractbench.suites.answers import RULES, first_content_stop, parse_answer
 
 
 @pytest.mark.parametrize(

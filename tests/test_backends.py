@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from extractbench.fixtures.models.endpoints import rank
+from extractbench.suites.model_files import default_model_path
 
-from fixtures.models.endpoints import rank
-from suites.model_files import default_model_path
 from tests.conftest import interruptible, read_json, require_installed
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer
 from tests.test_plugin import MODES, run
@@ -110,7 +110,7 @@ def _server_pids() -> list[int]:
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
             command = cmdline.read_bytes()  # repack off: the server runs under our module
-            if b"llama_cpp.server" in command or b"fixtures.models.repack" in command:
+            if b"llama_cpp.server" in command or b"extractbench.fixtures.models.repack" in command:
                 pids.append(int(cmdline.parent.name))
         except OSError:
             continue
@@ -174,8 +174,8 @@ def test_hf_backend_runs_the_toy_suite_with_the_default_gguf(toy):
 def test_the_registry_holds_each_backend_and_keeps_the_cache_fingerprints():
     """One entry point per --backend; the fingerprints (generation-cache keys) are those
     the if-ladders gave, so an upgrade keeps every cached generation."""
-    from fixtures.models import ModelSpec, backend_names
-    from fixtures.models.registry import installed_backends
+    from extractbench.fixtures.models import ModelSpec, backend_names
+    from extractbench.fixtures.models.registry import installed_backends
 
     assert backend_names() == ("llama-cpp", "hf", "openai", "fake")
     kinds = installed_backends()
@@ -195,8 +195,8 @@ def test_llama_cpp_reuses_a_groups_prefix_and_starts_each_group_with_an_empty_ca
     """Within a group the chunk's KV cache is reused (only the new tokens are evaluated);
     a new group evaluates its whole prompt, whatever ran before it on the worker, so its
     answers do not depend on the order of groups (shards, worker counts)."""
-    from fixtures.models.llama_cpp import LlamaCppBackend
-    from fixtures.models.routing import routing
+    from extractbench.fixtures.models.llama_cpp import LlamaCppBackend
+    from extractbench.fixtures.models.routing import routing
 
     backend = LlamaCppBackend(default_model_path(), n_ctx=512, n_threads=1)
     evaluated: list[int] = []
@@ -222,8 +222,13 @@ def test_a_cached_run_counts_tokens_and_sizes_the_context_without_loading_weight
     """MINEA asks the model to count tokens and for its context window; the llama-cpp
     row answers both from the vocabulary, so a fully cached run never loads the weights
     (the wrapper used to forward the question to the loaded model)."""
-    from fixtures.models import GenerationCache, ModelSpec, caching_backend, load_backend
-    from suites.item import Item
+    from extractbench.fixtures.models import (
+        GenerationCache,
+        ModelSpec,
+        caching_backend,
+        load_backend,
+    )
+    from extractbench.suites.item import Item
 
     items = [Item(id="t/a", group="t/a", prefix="The applicant is Acme.\n", suffix="applicant:",
                   reference="Acme", meta={}, max_tokens=8)]  # fmt: skip
@@ -367,8 +372,8 @@ def test_served_llama_cpp_prefills_a_groups_first_request_from_its_first_token(s
     reuse the previous group's prompt (``cache_prompt: false``), as the in-process backend
     resets; the group's later requests may reuse its prefix. Other servers get no such
     field."""
-    from fixtures.models.openai_backend import OpenAIBackend
-    from fixtures.models.routing import routing
+    from extractbench.fixtures.models.openai_backend import OpenAIBackend
+    from extractbench.fixtures.models.routing import routing
 
     served = OpenAIBackend(server.url, MODEL_ID, fresh_groups=True, max_retries=0)
     plain = OpenAIBackend(server.url, MODEL_ID, max_retries=0)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from plugins.cli.main import main as cli_main
-from plugins.outputs.record import SCHEMA_VERSION
-from plugins.verdict.baseline import compare_records
+from extractbench.plugins.cli.main import main as cli_main
+from extractbench.plugins.outputs.record import SCHEMA_VERSION
+from extractbench.plugins.verdict.baseline import compare_records
 
 
 def record(

@@ -16,12 +16,11 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from plugins.cli import bundle_install
-from plugins.cli.bundle_install import PartsReader, cuda_architectures, verify_parts
-from plugins.cli.bundle_make import BundleSpec, PartWriter, make_bundle, parse_size
-from plugins.cli.bundle_wheels import requirements
-from plugins.cli.main import main
+from extractbench.plugins.cli import bundle_install
+from extractbench.plugins.cli.bundle_install import PartsReader, cuda_architectures, verify_parts
+from extractbench.plugins.cli.bundle_make import BundleSpec, PartWriter, make_bundle, parse_size
+from extractbench.plugins.cli.bundle_wheels import requirements
+from extractbench.plugins.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

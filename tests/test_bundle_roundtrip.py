@@ -46,7 +46,7 @@ def test_round_trip_into_a_fresh_venv_with_no_index(tmp_path):
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(tmp_path / "cache")}
     made = subprocess.run(
-        [sys.executable, "-m", "plugins.cli.main", "bundle", "-o", str(tmp_path / "b"),
+        [sys.executable, "-m", "extractbench.plugins.cli.main", "bundle", "-o", str(tmp_path / "b"),
          "--llama-wheel", str(wheel), "--data-dir", str(DATA)],
         capture_output=True, text=True, env=env, cwd=ROOT, timeout=1800,
     )  # fmt: skip

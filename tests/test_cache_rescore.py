@@ -8,10 +8,15 @@ import sqlite3
 import sys
 
 import pytest
+from extractbench.fixtures.models.cache import GenerationCache, generation_key
+from extractbench.fixtures.models.wrappers import (
+    CachingBackend,
+    ReplayBackend,
+    log_call,
+    recording_calls,
+)
+from extractbench.suites.model import Generation
 
-from fixtures.models.cache import GenerationCache, generation_key
-from fixtures.models.wrappers import CachingBackend, ReplayBackend, log_call, recording_calls
-from suites.model import Generation
 from tests.conftest import Output, interruptible, read_json
 from tests.test_plugin import MODES, run
 

@@ -9,17 +9,17 @@ import json
 from dataclasses import replace
 
 import pytest
+from extractbench.fixtures.models import ModelSpec, resolve_model_spec
+from extractbench.fixtures.models.cache import GenerationCache, generation_key
+from extractbench.fixtures.models.chat import ChatSetup, chat_facts, parse_system_prompt
+from extractbench.fixtures.models.llama_gpu import supports_gpu_offload
+from extractbench.fixtures.models.routing import routing
+from extractbench.fixtures.models.wrappers import CachingBackend, ReplayBackend, recording_calls
+from extractbench.suites.item import Item
+from extractbench.suites.model import Generation, ModelError, ModelInfo, chat_messages, user_message
+from extractbench.suites.model_files import ModelFileError
+from extractbench.suites.protocol import generate
 
-from fixtures.models import ModelSpec, resolve_model_spec
-from fixtures.models.cache import GenerationCache, generation_key
-from fixtures.models.chat import ChatSetup, chat_facts, parse_system_prompt
-from fixtures.models.llama_gpu import supports_gpu_offload
-from fixtures.models.routing import routing
-from fixtures.models.wrappers import CachingBackend, ReplayBackend, recording_calls
-from suites.item import Item
-from suites.model import Generation, ModelError, ModelInfo, chat_messages, user_message
-from suites.model_files import ModelFileError
-from suites.protocol import generate
 from tests.chat_gguf import templated_gguf
 
 SYSTEM = "You are an expert. Answer using ONLY the table."
@@ -67,9 +67,9 @@ def test_system_prompt_replaces_or_drops_the_system_message():
 
 def suite_prompts() -> dict[str, tuple[str, str]]:
     """(completion prompt, system text) of each suite that states a system role."""
-    from suites.minea import extraction, matching
-    from suites.strucbench import prompts as strucbench
-    from suites.tableqa import prompts as tableqa
+    from extractbench.suites.minea import extraction, matching
+    from extractbench.suites.strucbench import prompts as strucbench
+    from extractbench.suites.tableqa import prompts as tableqa
 
     return {
         "tableqa": (tableqa.build_prompt("|a|", "Q?"), tableqa.SYSTEM_PROMPTS["en"]),
@@ -225,11 +225,11 @@ def test_a_prompt_without_a_cue_answers_after_a_leading_newline():
 
 
 def test_tableqa_items_carry_the_article_system_prompt_and_the_empty_cue_rule():
-    from suites.tableqa.items import _lookup_items
-    from suites.tableqa.prompts import SYSTEM_PROMPTS
-    from suites.tableqa.questions import Question
-    from suites.tableqa.subsets import SubsetQuestions
-    from suites.tableqa.tables import Table
+    from extractbench.suites.tableqa.items import _lookup_items
+    from extractbench.suites.tableqa.prompts import SYSTEM_PROMPTS
+    from extractbench.suites.tableqa.questions import Question
+    from extractbench.suites.tableqa.subsets import SubsetQuestions
+    from extractbench.suites.tableqa.tables import Table
 
     table = Table("t1", ("a", "b"), (("1", "2"), ("3", "4")))
     built = SubsetQuestions([table], [Question("t1", 1, 1, 0, "1", "2", 2)], {}, {}, None, None)
@@ -270,9 +270,9 @@ def test_the_chat_setup_describes_itself_for_the_record():
 def test_the_rendered_template_keeps_the_table_before_the_question(chat_gguf):
     """llama.cpp reuses a group's KV cache up to the first differing token: the table
     (and the system prompt before it) must come first in the rendered messages."""
-    from fixtures.models.chat import gguf_template
-    from fixtures.models.llama_chat import LlamaChat
-    from fixtures.models.llama_cpp import vocabulary
+    from extractbench.fixtures.models.chat import gguf_template
+    from extractbench.fixtures.models.llama_chat import LlamaChat
+    from extractbench.fixtures.models.llama_cpp import vocabulary
 
     vocab = vocabulary(chat_gguf)
     chat = LlamaChat(vocab, gguf_template(chat_gguf).text)

@@ -9,11 +9,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+from extractbench.fixtures.models.repack import build_features, cpu_flags, decide
+from extractbench.fixtures.models.serve import server_command
+from extractbench.plugins.run.crashes import crash_message, describe_fault
+from extractbench.plugins.verdict.exit_codes import CRASHED
 
-from fixtures.models.repack import build_features, cpu_flags, decide
-from fixtures.models.serve import server_command
-from plugins.run.crashes import crash_message, describe_fault
-from plugins.verdict.exit_codes import CRASHED
 from tests.conftest import decide_facts, read_json
 
 AMX_CPU = frozenset({"avx2", "avx512f", "amx_tile", "amx_int8", "amx_bf16"})
@@ -59,20 +59,20 @@ def test_cpu_flags_come_from_the_first_flags_line(tmp_path):
 
 
 def test_the_server_command_says_no_repack_when_repacking_is_off(tmp_path):
-    from fixtures.models.server_build import BuiltServer
+    from extractbench.fixtures.models.server_build import BuiltServer
 
     binary = BuiltServer(tmp_path / "llama-server", "PATH", None)
     args = dict(model=tmp_path / "m.gguf", port=1, n_ctx=512, n_threads=1, slots=1, seed=0)
     assert "--no-repack" in server_command(**args, binary=binary, repack=False)
     assert "--no-repack" not in server_command(**args, binary=binary, repack=True)
     python = server_command(**args, binary=None, repack=False)
-    assert python[:3] == [sys.executable, "-m", "fixtures.models.repack"]
+    assert python[:3] == [sys.executable, "-m", "extractbench.fixtures.models.repack"]
     assert server_command(**args, binary=None, repack=True)[2] == "llama_cpp.server"
 
 
 def test_the_installed_build_is_decided_and_recorded_in_the_model_section(tmp_path):
     pytest.importorskip("llama_cpp")
-    from fixtures.models import resolve_model_spec
+    from extractbench.fixtures.models import resolve_model_spec
 
     spec = resolve_model_spec("llama-cpp", None, 0, 1, weight_repack="auto")
     here = decide("auto", cpu_flags(), build_features())
@@ -139,7 +139,7 @@ SEGFAULTING_BACKEND = """
 import os
 import signal
 
-from fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.fake import FakeBackend
 
 _generate = FakeBackend.generate
 

@@ -13,9 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from fixtures.models import cuda_clash
-from fixtures.models.cuda_clash import Loaded, decide
+from extractbench.fixtures.models import cuda_clash
+from extractbench.fixtures.models.cuda_clash import Loaded, decide
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,7 +44,7 @@ def fake_packages(folder: Path, llama_lib: str, torch_lib: str) -> None:
 SCRIPT = """
 import sys
 import llama_cpp
-from fixtures.models.cuda_clash import CudaClashError, detect, torch_first
+from extractbench.fixtures.models.cuda_clash import CudaClashError, detect, torch_first
 print(detect())
 try:
     torch_first()
@@ -84,7 +83,7 @@ def _both_cuda_builds() -> bool:
 
 REAL = """
 import sys
-from fixtures.models.cuda_clash import torch_first
+from extractbench.fixtures.models.cuda_clash import torch_first
 torch_first()
 import torch
 import llama_cpp

@@ -14,11 +14,11 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from extractbench.suites.datasets import derive
+from extractbench.suites.datasets.fetch import FetchError, fetch
+from extractbench.suites.datasets.manifest import load_manifest
+from extractbench.suites.files import sha256_of
 
-from suites.datasets import derive
-from suites.datasets.fetch import FetchError, fetch
-from suites.datasets.manifest import load_manifest
-from suites.files import sha256_of
 from tests.conftest import read_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,7 +126,7 @@ def test_a_refused_connection_is_one_line_and_a_usage_error(repo, tmp_path):
     assert "refuses connections" in lines[start], result.stderr[-2000:]
     assert lines[start + 1].startswith("fda: data missing") and "Traceback" not in result.stderr
     cli = subprocess.run(
-        [sys.executable, "-m", "plugins.cli.main", "data", "fetch", "fda", "--mirror", "http://127.0.0.1:9",
+        [sys.executable, "-m", "extractbench.plugins.cli.main", "data", "fetch", "fda", "--mirror", "http://127.0.0.1:9",
          "--dest", str(tmp_path / "d")], cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
     assert cli.returncode == 1 and cli.stderr.count("\n") == 1  # one line
@@ -195,11 +195,11 @@ def test_the_manifest_pins_the_shared_data_and_covers_what_every_loader_reads(tm
     for path in MANIFEST.files():
         (only / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(SHARED / path, only / path)
-    from suites.fda.items import load_items as fda
-    from suites.minea.items import load_items as minea
-    from suites.strucbench.items import load_items as strucbench
-    from suites.tableqa.items import load_items as tableqa
-    from suites.tableqa.tablebench_items import load_tablebench
+    from extractbench.suites.fda.items import load_items as fda
+    from extractbench.suites.minea.items import load_items as minea
+    from extractbench.suites.strucbench.items import load_items as strucbench
+    from extractbench.suites.tableqa.items import load_items as tableqa
+    from extractbench.suites.tableqa.tablebench_items import load_tablebench
 
     for load in (fda, minea, strucbench, tableqa, load_tablebench):
         assert load(only, {}).items, load
@@ -212,7 +212,7 @@ def test_the_manifest_pins_the_shared_data_and_covers_what_every_loader_reads(tm
 
 def test_based_fda_loads_from_a_local_dataset_folder_in_its_schema(tmp_path):
     pytest.importorskip("datasets")
-    from suites.fda.items import load_items
+    from extractbench.suites.fda.items import load_items
 
     chunk = "A. 510(k) Number: k123456\nE. Applicant: Acme Diagnostics"
     rows = [
@@ -231,7 +231,7 @@ def test_based_fda_loads_from_a_local_dataset_folder_in_its_schema(tmp_path):
 
 def test_tablebench_loads_the_hub_release_from_a_local_folder(tmp_path):
     pytest.importorskip("datasets")
-    from suites.tableqa.tablebench_items import load_tablebench
+    from extractbench.suites.tableqa.tablebench_items import load_tablebench
 
     base = {"qtype": "FactChecking", "qsubtype": "MatchBased", "question": "q?", "answer": "yes",
             "table": "{}", "instruction": "Official DP prompt: q?"}  # fmt: skip
@@ -246,7 +246,7 @@ def test_tablebench_loads_the_hub_release_from_a_local_folder(tmp_path):
 
 def test_a_hub_source_needs_no_local_data():
     """A suite whose source option points elsewhere is not checked for local files."""
-    from suites.registry import Registry
+    from extractbench.suites.registry import Registry
 
     spec = Registry.installed().get("fda")
     assert not spec.reads_local_data({"source": "based-fda"}) and spec.reads_local_data({})
@@ -256,8 +256,8 @@ def test_a_hub_source_needs_no_local_data():
 
 @needs_data
 def test_the_committed_manifest_is_what_the_builder_writes_from_the_shared_data():
-    from suites.datasets.build_manifest import build_manifest
-    from suites.datasets.manifest import MANIFEST_PATH
+    from extractbench.suites.datasets.build_manifest import build_manifest
+    from extractbench.suites.datasets.manifest import MANIFEST_PATH
 
     assert build_manifest(SHARED) == json.loads(MANIFEST_PATH.read_text(encoding="utf-8"))
 

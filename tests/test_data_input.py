@@ -7,9 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from suites.item import DataError
-from suites.jsonl import iter_jsonl
+from extractbench.suites.item import DataError
+from extractbench.suites.jsonl import iter_jsonl
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 WTQ = DATA / "tableqa" / "wtq" / "csv"
@@ -41,7 +40,7 @@ def _fda_data(tmp_path: Path, doc_file: str, doc: bytes = b"Applicant: Acme\n") 
 
 @pytest.mark.parametrize("doc_file", ["/etc/passwd", "../../../etc/passwd", "../../outside.md"])
 def test_a_label_cannot_read_outside_the_data_folder(tmp_path, doc_file):
-    from suites.fda.items import load_items
+    from extractbench.suites.fda.items import load_items
 
     data = _fda_data(tmp_path / "data", doc_file)
     with pytest.raises(
@@ -52,7 +51,7 @@ def test_a_label_cannot_read_outside_the_data_folder(tmp_path, doc_file):
 
 
 def test_a_non_utf8_document_names_the_file_and_byte(tmp_path):
-    from suites.fda.items import load_items
+    from extractbench.suites.fda.items import load_items
 
     data = _fda_data(tmp_path, "docs/d1.md", b"Applicant: Acme \xff\n")
     with pytest.raises(DataError, match=r"docs/d1.md: not UTF-8 at byte 16$"):
@@ -71,7 +70,7 @@ def _wtq_copy(tmp_path: Path, n: int = 3) -> tuple[Path, list[Path]]:
 
 @needs_data
 def test_wiki_html_problems_name_the_file_or_are_counted(tmp_path):
-    from suites.tableqa.wiki import wiki_tables
+    from extractbench.suites.tableqa.wiki import wiki_tables
 
     data, files = _wtq_copy(tmp_path)
     dropped: dict[str, list[str]] = {}
@@ -90,7 +89,7 @@ def test_wiki_html_problems_name_the_file_or_are_counted(tmp_path):
 
 
 def test_a_cell_holding_cut_markup_is_refused():
-    from suites.tableqa.html import HTMLTableError, html_to_table
+    from extractbench.suites.tableqa.html import HTMLTableError, html_to_table
 
     broken = "<table><tr><th>a</th><th>b</th></tr><tr><td>x &lt;a href</td><td>y</td></tr></table>"
     with pytest.raises(HTMLTableError, match="markup in a cell") as exc:
@@ -125,7 +124,7 @@ GOOD = {"table_column_names": ["m", "acc"], "table_content_values": [["a", "1"]]
     ],
 )  # fmt: skip
 def test_a_scigen_file_of_the_wrong_shape_names_entry_and_field(tmp_path, scigen, message):
-    from suites.strucbench.items import load_items
+    from extractbench.suites.strucbench.items import load_items
 
     data = _strucbench_data(tmp_path, scigen)
     with pytest.raises(DataError, match=r"test-CL.json: " + message.replace("(", r"\(")):
@@ -133,7 +132,7 @@ def test_a_scigen_file_of_the_wrong_shape_names_entry_and_field(tmp_path, scigen
 
 
 def test_ragged_and_empty_scigen_tables_are_counted_not_used(tmp_path):
-    from suites.strucbench.items import load_items
+    from extractbench.suites.strucbench.items import load_items
 
     scigen = {"0": GOOD, "1": {**GOOD, "table_content_values": [["a", "1", "extra"]]},
               "2": {**GOOD, "table_content_values": []}}  # fmt: skip

@@ -7,9 +7,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from plugins.cli.main import main
-from suites.datasets.manifest import load_manifest
+from extractbench.plugins.cli.main import main
+from extractbench.suites.datasets.manifest import load_manifest
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

@@ -11,8 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from plugins.verdict.exit_codes import EXIT_CODES
+from extractbench.plugins.verdict.exit_codes import EXIT_CODES
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -40,7 +39,6 @@ def test_the_readme_exit_code_table_is_the_codes():
         assert f"{word.strip()}: {when.strip()}" == EXIT_CODES[int(code)]
 
 
-
 def test_the_docs_hold_no_exit_code_table_of_their_own():
     """The docs show the exit codes through the table generated from ``EXIT_CODES``; a
     hand-written copy drifts from the code."""
@@ -52,6 +50,7 @@ def test_the_docs_hold_no_exit_code_table_of_their_own():
         and re.search(r"^\| exit \| verdict \|", p.read_text(encoding="utf-8"), flags=re.M)
     ]
     assert not copies, copies
+
 
 def _links(path: Path) -> list[str]:
     text = path.read_text(encoding="utf-8")
@@ -143,7 +142,9 @@ def _options(*command: str) -> set[str]:
 
 def test_the_ci_recipes_use_options_that_exist():
     pytest_options = _options(sys.executable, "-m", "pytest", "--help")
-    merge_options = _options(sys.executable, "-m", "plugins.cli.main", "merge", "--help")
+    merge_options = _options(
+        sys.executable, "-m", "extractbench.plugins.cli.main", "merge", "--help"
+    )
     seen = {"pytest": 0, "extractbench": 0}
     for recipe in RECIPES:
         for argv in _commands(recipe):
@@ -175,9 +176,11 @@ def test_the_gpu_recipes_use_options_that_exist():
     for words in re.findall(r"extractbench ([a-z]+(?: [a-z]+)?)", setup):
         command = words.split()
         if command[0] == "server":
-            _options(sys.executable, "-m", "plugins.cli.main", *command, "--help")  # exits 0
+            _options(
+                sys.executable, "-m", "extractbench.plugins.cli.main", *command, "--help"
+            )  # exits 0
         else:
-            _options(sys.executable, "-m", "plugins.cli.main", command[0], "--help")
+            _options(sys.executable, "-m", "extractbench.plugins.cli.main", command[0], "--help")
     assert "extractbench doctor" in setup
 
 
@@ -208,7 +211,7 @@ def test_the_package_and_its_docs_name_no_workplace_files():
 
 
 def test_every_pointer_to_docs_data_md_names_one_of_its_sections():
-    from suites.registry import Registry
+    from extractbench.suites.registry import Registry
 
     page = (ROOT / "docs" / "data.md").read_text(encoding="utf-8")
     anchors = {

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from extractbench.plugins.cli.main import main as cli_main
+from extractbench.plugins.outputs.exports import ExportError, parse_exports
+from extractbench.plugins.outputs.record_io import parse_record
+from extractbench.plugins.outputs.step_summary import STEP_SUMMARY_LIMIT, step_summary_markdown
+from extractbench.suites.options import truthy
 
-from plugins.cli.main import main as cli_main
-from plugins.outputs.exports import ExportError, parse_exports
-from plugins.outputs.record_io import parse_record
-from plugins.outputs.step_summary import STEP_SUMMARY_LIMIT, step_summary_markdown
-from suites.options import truthy
 from tests.conftest import read_json
 from tests.test_plugin import MODES
 from tests.third_party_schemas import Unavailable, schema

@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 import pytest
+from extractbench.fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.wrappers import CachingBackend
+from extractbench.plugins.cli.main import main as cli_main
+from extractbench.suites.model import ModelLoadError
 
-from fixtures.models.fake import FakeBackend
-from fixtures.models.wrappers import CachingBackend
-from plugins.cli.main import main as cli_main
-from suites.model import ModelLoadError
 from tests.conftest import Output, decide_facts, interruptible, read_json
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer
 from tests.test_plugin import FAILING_SUITE, MODES, run
@@ -128,7 +128,7 @@ def test_a_record_cannot_make_report_import_a_module(toy, tmp_path):
     def report(data: dict) -> subprocess.CompletedProcess:
         (folder / "RUN.json").write_text(json.dumps(data))
         return subprocess.run(
-            [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from plugins.cli.main "
+            [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); from extractbench.plugins.cli.main "
              "import main; sys.exit(main(['report', 'RUN.json', '--summary-md', 'o.md']))", str(root)],
             cwd=folder, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(folder)},
         )  # fmt: skip
@@ -210,7 +210,8 @@ def test_an_unwritable_summary_exits_6_and_the_record_says_so(toy, mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_a_model_that_fails_to_load_is_one_usage_error(toy, mode):
     toy.makeconftest(
-        (toy.path / "conftest.py").read_text() + "\nimport fixtures.models.fake as fake\n"
+        (toy.path / "conftest.py").read_text()
+        + "\nimport extractbench.fixtures.models.fake as fake\n"
         "def _broken(self):\n    raise RuntimeError('tensor data is truncated')\n"
         "fake.FakeBackend.__init__ = _broken\n"
     )
@@ -465,8 +466,8 @@ def test_report_renders_a_record_whose_predictions_are_objects(toy, capsys):
      ({"gates": [{"expression": "t/a>=1"}]}, "field gates[0].metric, expected present")],
 )  # fmt: skip
 def test_a_malformed_record_names_the_field_and_the_expected_type(tmp_path, change, message):
-    from plugins.outputs.record import SCHEMA_VERSION
-    from plugins.outputs.record_io import RecordError, load_record
+    from extractbench.plugins.outputs.record import SCHEMA_VERSION
+    from extractbench.plugins.outputs.record_io import RecordError, load_record
 
     path = tmp_path / "r.json"
     record = {"schema_version": SCHEMA_VERSION, "run_id": "r", "items": [], **change}

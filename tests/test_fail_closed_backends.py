@@ -9,12 +9,12 @@ import sys
 import time
 
 import pytest
+from extractbench.fixtures.models.cache import GenerationCache
+from extractbench.fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.server_identity import identify_server, server_root
+from extractbench.fixtures.models.wrappers import CachingBackend
+from extractbench.suites.model import ModelError, ModelInfo
 
-from fixtures.models.cache import GenerationCache
-from fixtures.models.fake import FakeBackend
-from fixtures.models.server_identity import identify_server, server_root
-from fixtures.models.wrappers import CachingBackend
-from suites.model import ModelError, ModelInfo
 from tests.conftest import Output, interruptible, read_json
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer
 from tests.test_fail_closed import _alive, _children
@@ -83,7 +83,7 @@ def test_a_signal_ends_the_run_while_a_hung_server_holds_its_requests(toy, fault
 def test_request_threads_run_calls_at_most_n_at_once_and_cancel_the_rest_on_shutdown():
     import threading
 
-    from fixtures.models.request_threads import RequestThreads
+    from extractbench.fixtures.models.request_threads import RequestThreads
 
     pool = RequestThreads(2)
     gate, running, peak = threading.Event(), [], []

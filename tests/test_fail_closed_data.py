@@ -17,12 +17,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from extractbench.suites.datasets import verify
+from extractbench.suites.datasets.fetch import STAGING, fetch
+from extractbench.suites.datasets.manifest import Manifest, load_manifest
+from extractbench.suites.datasets.verify import DataChanged, DigestMemo, verify_suite_data
+from extractbench.suites.item import DataMissing
 
-from suites.datasets import verify
-from suites.datasets.fetch import STAGING, fetch
-from suites.datasets.manifest import Manifest, load_manifest
-from suites.datasets.verify import DataChanged, DigestMemo, verify_suite_data
-from suites.item import DataMissing
 from tests import test_data_fetch
 from tests.test_data_fetch import MANIFEST, SHARED, _run, needs_data
 
@@ -91,8 +91,8 @@ def _manifest(tmp_path: Path, files: dict[str, bytes]) -> Path:
 FETCHER = """
 import sys
 from pathlib import Path
-from suites.datasets.fetch import fetch
-from suites.datasets.manifest import load_manifest
+from extractbench.suites.datasets.fetch import fetch
+from extractbench.suites.datasets.manifest import load_manifest
 
 fetch(load_manifest(Path(sys.argv[1])), ["toy"], Path(sys.argv[2]), mirror=sys.argv[3],
       progress=False)
@@ -241,7 +241,7 @@ def test_an_edited_file_of_the_data_dir_is_a_usage_error_naming_it(repo, tmp_pat
 
 
 def test_the_derived_cache_sweeps_temporary_files_of_killed_writers(tmp_path, monkeypatch):
-    from suites import derived_cache
+    from extractbench.suites import derived_cache
 
     folder = tmp_path / "derived"
     folder.mkdir()
@@ -249,7 +249,7 @@ def test_the_derived_cache_sweeps_temporary_files_of_killed_writers(tmp_path, mo
     old.write_text("{")
     young.write_text("{")
     os.utime(old, (time.time() - 7200, time.time() - 7200))
-    monkeypatch.setattr("suites.files.cache_dir", lambda: tmp_path)
+    monkeypatch.setattr("extractbench.suites.files.cache_dir", lambda: tmp_path)
     assert derived_cache.cached_json("t", "k" * 24, lambda: [1]) == [1]
     assert not old.exists() and young.exists()  # a live writer's file stays
     assert derived_cache.cached_json("t", "k" * 24, lambda: [2]) == [1]  # read back

@@ -35,7 +35,7 @@ def _no_traceback(text: str) -> None:
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "plugins.cli.main", *args],
+        [sys.executable, "-m", "extractbench.plugins.cli.main", *args],
         cwd=cwd, capture_output=True, text=True, timeout=300,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )  # fmt: skip
@@ -71,7 +71,7 @@ def _usage_line(done: subprocess.CompletedProcess | pytest.RunResult, needle: st
 
 
 def test_the_parser_refuses_deep_values_as_invalid_json():
-    from suites import safe_json
+    from extractbench.suites import safe_json
 
     cases = [(_deep(), 100), (_deep(101), 100), ('{"a": ' * 5000 + "1" + "}" * 5000, 600)]
     for text, first_too_deep in cases:
@@ -141,6 +141,7 @@ def _fda_copy(tmp_path: Path) -> tuple[Path, Path]:
     shutil.copytree(SHARED / "fda", data / "fda")
     return data, data / "fda" / "fda_kv_labels_derived.jsonl"
 
+
 @needs_data
 @pytest.mark.parametrize("mode", MODES)
 def test_a_deep_data_line_is_one_usage_line_naming_file_and_line(tmp_path, mode):
@@ -160,20 +161,20 @@ class _Nested:
     """A model whose every answer nests arrays 200,000 deep."""
 
     def __init__(self) -> None:
-        from suites.model import Capabilities, ModelInfo
+        from extractbench.suites.model import Capabilities, ModelInfo
 
         self.info = ModelInfo(name="nested", backend="test", path="", sha256="")
         self.capabilities = Capabilities()
 
     def generate(self, prompt, *, max_tokens, stop=(), grammar=None, system=None):  # noqa: ANN001, ANN201
-        from suites.model import Generation
+        from extractbench.suites.model import Generation
 
         return Generation(_deep(), 10, 10, 0.0)
 
 
 def test_a_deep_minea_answer_is_a_parse_failure_with_its_reason():
-    from suites.minea.extraction import extract_document, parse_answer
-    from suites.minea.schema import load_schema
+    from extractbench.suites.minea.extraction import extract_document, parse_answer
+    from extractbench.suites.minea.schema import load_schema
 
     assert parse_answer(_deep()) == ([], "nested deeper than 100 levels")
     deep_objects = '[{"name": "a"}, ' + "{" + '"x": ' * 5000 + "1" + "}" * 5000 + "]"
@@ -195,7 +196,7 @@ def fda_cache(tmp_path_factory):
     from the real user cache, so it is not assembled again)."""
     if not (SHARED / "fda").is_dir():
         pytest.skip("the data folder is absent")
-    from suites.model_files import default_model_path
+    from extractbench.suites.model_files import default_model_path
 
     root = tmp_path_factory.mktemp("fda")
     labels = SHARED / "fda" / "fda_kv_labels_derived.jsonl"
@@ -267,8 +268,8 @@ def test_offline_a_damaged_derived_cache_is_one_usage_line_naming_it(fda_cache, 
 
 
 def test_a_sound_entry_is_used_and_one_of_other_inputs_is_not(tmp_path, monkeypatch):
-    from suites import derived_cache
-    from suites.item import DataError
+    from extractbench.suites import derived_cache
+    from extractbench.suites.item import DataError
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("EXTRACTBENCH_OFFLINE", raising=False)
@@ -301,9 +302,9 @@ def test_a_labels_file_linked_from_outside_the_data_folder_is_refused(tmp_path, 
 
 
 def test_a_csv_with_a_byte_order_mark_is_read_as_without_one(tmp_path):
-    from suites.files import read_text
-    from suites.item import DataError
-    from suites.jsonl import iter_jsonl
+    from extractbench.suites.files import read_text
+    from extractbench.suites.item import DataError
+    from extractbench.suites.jsonl import iter_jsonl
 
     csv = tmp_path / "t.csv"
     csv.write_bytes(b"\xef\xbb\xbfmr,ref\nx,y\n")
@@ -321,7 +322,7 @@ def test_strucbench_reads_an_e2e_csv_saved_with_a_byte_order_mark(tmp_path):
     data = tmp_path / "data"
     shutil.copytree(SHARED / "strucbench", data / "strucbench")
     shutil.copytree(SHARED / "tableqa" / "wtq" / "csv", data / "tableqa" / "wtq" / "csv")
-    from suites.strucbench.items import E2E_FILE
+    from extractbench.suites.strucbench.items import E2E_FILE
 
     csv = data / E2E_FILE
     csv.write_bytes(b"\xef\xbb\xbf" + csv.read_bytes())

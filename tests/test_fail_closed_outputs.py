@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from extractbench.suites.files import atomic_write, write_output
+from extractbench.suites.locks import OutputBusy, OutputLocks, PathLock, lock_file
 
-from suites.files import atomic_write, write_output
-from suites.locks import OutputBusy, OutputLocks, PathLock, lock_file
 from tests.conftest import Output, interruptible, read_json
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[1]
 HOLDER = """
 import sys
 from pathlib import Path
-from suites.files import write_output
-from suites.locks import OutputLocks
+from extractbench.suites.files import write_output
+from extractbench.suites.locks import OutputLocks
 
 locks = OutputLocks(Path(p) for p in sys.argv[1:]).acquire()
 write_output(Path(sys.argv[1]), "A")

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 import pytest
+from extractbench.plugins.cli.main import main as cli_main
+from extractbench.suites.locks import lock_file
 
-from plugins.cli.main import main as cli_main
-from suites.locks import lock_file
 from tests.conftest import TOY_CONFTEST
 from tests.test_fail_closed_gates import GATED
 from tests.test_plugin import MODES, run
@@ -176,7 +176,7 @@ def pytest_extractbench_suites():
 def test_a_baseline_without_a_selected_suite_fails_unless_allowed(toy, mode):
     toy.makeconftest(TWO_SUITES_CONFTEST)
     toy.makepyfile(
-        test_toy2="from plugins.run.suite_test import suite_test\n\ntest_toy2 = suite_test('toy2')\n"
+        test_toy2="from extractbench.plugins.run.suite_test import suite_test\n\ntest_toy2 = suite_test('toy2')\n"
     )
     first, base = run(toy, mode)
     assert first.ret == 0 and {it["suite"] for it in base["items"]} == {"toy", "toy2"}
@@ -240,7 +240,7 @@ def test_a_lock_whose_facts_cannot_be_written_is_let_go(tmp_path, monkeypatch):
     import errno
     import os
 
-    from suites.locks import PathLock
+    from extractbench.suites.locks import PathLock
 
     def full(fd: int, data: bytes, offset: int) -> int:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))

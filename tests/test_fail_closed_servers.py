@@ -15,8 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from extractbench.fixtures.models.fake import FakeBackend
 
-from fixtures.models.fake import FakeBackend
 from tests.conftest import read_json, require_installed
 from tests.fake_openai import MODEL_ID
 from tests.test_plugin import MODES
@@ -220,8 +220,7 @@ def test_a_trickling_server_is_cut_at_the_request_timeout(toy, mode, fault):
 def test_the_deadline_bounds_a_request_not_each_read():
     """The client alone: a trickled body fails within the deadline plus one read's wait."""
     import openai
-
-    from fixtures.models.http_client import openai_client
+    from extractbench.fixtures.models.http_client import openai_client
 
     with EvilServer("trickle-body") as server:
         client = openai_client(server.url, 1.5, 0)
@@ -265,7 +264,11 @@ def test_a_retry_after_beyond_the_cap_fails_the_request_at_once(toy, mode):
 
 
 def test_retry_after_is_read_as_seconds_milliseconds_or_an_http_date():
-    from fixtures.models.retry_after import RETRY_AFTER_CAP_S, retry_after_s, retry_wait
+    from extractbench.fixtures.models.retry_after import (
+        RETRY_AFTER_CAP_S,
+        retry_after_s,
+        retry_wait,
+    )
 
     assert retry_after_s({"Retry-After": "7"}) == 7.0
     assert retry_after_s({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
@@ -283,7 +286,7 @@ def test_retry_after_is_read_as_seconds_milliseconds_or_an_http_date():
 
 
 def test_every_form_of_a_known_secret_is_masked(monkeypatch):
-    from fixtures.models import redact
+    from extractbench.fixtures.models import redact
 
     monkeypatch.setattr(redact, "_SECRETS", set())
     monkeypatch.setenv("OPENAI_API_KEY", "not-needed")

@@ -11,21 +11,20 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
-
-from suites.item import DataError, Item
-from suites.minea.collisions import check_infusion, select_needles, shared_keywords
-from suites.minea.document import evaluate_document
-from suites.minea.infusion import infuse
-from suites.minea.items import load_items
-from suites.minea.matching import match_needle
-from suites.minea.names import name_key, normalise
-from suites.minea.needlegen import template_needles
-from suites.minea.needles import Needle
-from suites.minea.schema import load_schema
-from suites.minea.scoring import criteria_table, minea_scores
-from suites.minea.suite import SUITE, MineaOptions, judge_for
-from suites.model import Capabilities, Generation, ModelInfo
-from suites.protocol import Models
+from extractbench.suites.item import DataError, Item
+from extractbench.suites.minea.collisions import check_infusion, select_needles, shared_keywords
+from extractbench.suites.minea.document import evaluate_document
+from extractbench.suites.minea.infusion import infuse
+from extractbench.suites.minea.items import load_items
+from extractbench.suites.minea.matching import match_needle
+from extractbench.suites.minea.names import name_key, normalise
+from extractbench.suites.minea.needlegen import template_needles
+from extractbench.suites.minea.needles import Needle
+from extractbench.suites.minea.schema import load_schema
+from extractbench.suites.minea.scoring import criteria_table, minea_scores
+from extractbench.suites.minea.suite import SUITE, MineaOptions, judge_for
+from extractbench.suites.model import Capabilities, Generation, ModelInfo
+from extractbench.suites.protocol import Models
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 needs_data = pytest.mark.skipif(

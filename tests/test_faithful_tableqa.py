@@ -4,9 +4,8 @@ run with each average's definition."""
 from __future__ import annotations
 
 import pytest
-
-from suites.tableqa import article
-from suites.tableqa.report import article_comparison, results_table, summary_lines
+from extractbench.suites.tableqa import article
+from extractbench.suites.tableqa.report import article_comparison, results_table, summary_lines
 
 
 def test_the_stored_figures_reproduce_the_articles_printed_averages():

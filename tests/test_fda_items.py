@@ -6,11 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-
-from suites.fda.chunking import ChunkingError, chunk_spans
-from suites.fda.items import build_items, read_labels
-from suites.fda.metrics import containment
-from suites.item import DataError
+from extractbench.suites.fda.chunking import ChunkingError, chunk_spans
+from extractbench.suites.fda.items import build_items, read_labels
+from extractbench.suites.fda.metrics import containment
+from extractbench.suites.item import DataError
 
 
 class WordTokenizer:
@@ -66,8 +65,8 @@ def test_tokenizer_that_does_not_round_trip_is_an_error():
 
 
 def test_gemma_tokenizer_round_trips_a_real_document(tmp_path):
-    from suites.fda.chunking import GemmaTokenizer
-    from suites.model_files import default_model_path
+    from extractbench.suites.fda.chunking import GemmaTokenizer
+    from extractbench.suites.model_files import default_model_path
 
     tok = GemmaTokenizer(default_model_path(), "x")
     text = "A. 510(k) Number: k050029\nB. Purpose — ünïcödé 21 CFR 866.5600 $3 . 2 \\%$\n\n# H."

@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from suites.fda.labels import apply_rule, changes_table, clean_label, residue
+from extractbench.suites.fda.labels import apply_rule, changes_table, clean_label, residue
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -99,7 +98,7 @@ def test_no_real_label_keeps_heading_text_and_the_docs_list_every_change():
 @needs_data
 def test_every_real_fda_item_is_free_of_heading_text():
     pytest.importorskip("llama_cpp")  # the chunking tokenizer
-    from suites.fda.items import load_items
+    from extractbench.suites.fda.items import load_items
 
     data = load_items(SHARED, {})
     rule = data.notes["label_rule"]

@@ -1,8 +1,12 @@
 from __future__ import annotations
 
 import pytest
-
-from plugins.verdict.gates import GateError, evaluate_gates, gates_from_config, parse_gate
+from extractbench.plugins.verdict.gates import (
+    GateError,
+    evaluate_gates,
+    gates_from_config,
+    parse_gate,
+)
 
 
 @pytest.mark.parametrize(

@@ -9,10 +9,10 @@ import subprocess
 import sys
 
 import pytest
+from extractbench.fixtures.models.fake import DECODE_TOKENS_PER_S, PREFILL_TOKENS_PER_S
+from extractbench.plugins.verdict.gates import MEAN_N_FLOOR, GateError, parse_gate
+from extractbench.plugins.verdict.speed import speed_changes, speed_stats
 
-from fixtures.models.fake import DECODE_TOKENS_PER_S, PREFILL_TOKENS_PER_S
-from plugins.verdict.gates import MEAN_N_FLOOR, GateError, parse_gate
-from plugins.verdict.speed import speed_changes, speed_stats
 from tests.test_plugin import MODES, run
 
 

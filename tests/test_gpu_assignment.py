@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from fixtures.models.gpus import (
+from extractbench.fixtures.models.gpus import (
     Gpu,
     assign_gpu,
     llama_devices,
@@ -13,7 +12,7 @@ from fixtures.models.gpus import (
     plan_workers,
     visible_gpus,
 )
-from suites.model import SettingsError
+from extractbench.suites.model import SettingsError
 
 FOUR = [Gpu(i, "NVIDIA H100 80GB HBM3", 81559) for i in range(4)]
 

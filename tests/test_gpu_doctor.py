@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fixtures.models.doctor import Facts, doctor_lines, gather
-from fixtures.models.gpus import Gpu
+from extractbench.fixtures.models.doctor import Facts, doctor_lines, gather
+from extractbench.fixtures.models.gpus import Gpu
 
 H100 = [Gpu(0, "NVIDIA H100 80GB HBM3", 81559, 80100), Gpu(1, "NVIDIA H100 80GB HBM3", 81559)]
 

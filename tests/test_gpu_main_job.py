@@ -18,7 +18,7 @@ STAND_IN = """#!/bin/sh
 # python for the script's own helpers; the measuring rows: the main row sleeps past its budget
 case "$1 $2" in
   "- "*|*gpu_main_job_report.py*) exec {python} "$@" ;;
-  "-m plugins.cli.main") echo "doctor stand-in"; exit 0 ;;
+  "-m extractbench.plugins.cli.main") echo "doctor stand-in"; exit 0 ;;
 esac
 echo "$@" >> {calls}
 case "$*" in

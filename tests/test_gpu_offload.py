@@ -5,9 +5,8 @@ description, and the CPU build's own behaviour."""
 from __future__ import annotations
 
 import pytest
-
-from fixtures.models.gpus import Gpu
-from fixtures.models.llama_gpu import (
+from extractbench.fixtures.models.gpus import Gpu
+from extractbench.fixtures.models.llama_gpu import (
     CPU_DEFAULTS,
     CUDA_BUILD_COMMAND,
     LlamaCppSettings,
@@ -19,7 +18,7 @@ from fixtures.models.llama_gpu import (
     parse_load_log,
     supports_gpu_offload,
 )
-from suites.model import SettingsError
+from extractbench.suites.model import SettingsError
 
 
 @pytest.mark.parametrize(
@@ -106,8 +105,8 @@ def test_this_cpu_build_runs_auto_on_the_cpu_and_refuses_layers():
     """The installed (CPU) llama-cpp-python: the defaults load with no layer offloaded
     and flash attention off, ``--flash-attn on`` turns it on in llama.cpp, and an explicit
     layer count is refused at load."""
-    from fixtures.models.llama_cpp import LlamaCppBackend
-    from suites.model_files import default_model_path
+    from extractbench.fixtures.models.llama_cpp import LlamaCppBackend
+    from extractbench.suites.model_files import default_model_path
 
     default_gguf = default_model_path()
 

@@ -10,8 +10,8 @@ import json
 import os
 
 import pytest
+from extractbench.fixtures.models.llama_gpu import supports_gpu_offload
 
-from fixtures.models.llama_gpu import supports_gpu_offload
 from tests.conftest import TOY_CONFTEST, read_json, require_installed, toy_rows
 
 # what a CPU build of llama-cpp-python does (CI's build); a CUDA build offloads instead
@@ -24,8 +24,8 @@ MODES = {"serial": ["-n", "0"], "xdist": ["-n", "2"]}
 FAKE_GPUS = """
 import os
 
-import fixtures.models.gpus as gpus
-from fixtures.models.gpus import Gpu
+import extractbench.fixtures.models.gpus as gpus
+from extractbench.fixtures.models.gpus import Gpu
 
 gpus.llama_devices = lambda: [  # what a CUDA build of llama.cpp would list
     Gpu(0, "Fake A100", 40960, source="torch"), Gpu(1, "Fake L4", 23034, source="torch"),
@@ -39,9 +39,9 @@ def pytest_sessionfinish(session):
 """
 
 BATCHING_BACKEND = '''
-from fixtures.models.fake import FakeBackend
-from fixtures.models.registry import BackendKind
-from suites.model import Capabilities, Generation, ModelInfo
+from extractbench.fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.registry import BackendKind
+from extractbench.suites.model import Capabilities, Generation, ModelInfo
 
 
 class Batching(FakeBackend):
@@ -71,7 +71,7 @@ TOY = BackendKind(
 OOM_ABOVE_TWO = """
 import torch
 
-import fixtures.models.hf as hf_module
+import extractbench.fixtures.models.hf as hf_module
 
 _real = hf_module.generate_rows
 

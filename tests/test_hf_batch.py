@@ -4,21 +4,20 @@ out-of-memory error, per-row stopping, the prefix split point."""
 from __future__ import annotations
 
 import pytest
-
-from fixtures.models.hf_batch import (
+from extractbench.fixtures.models.hf_batch import (
     BatchOutOfMemory,
     StopEach,
     cut_at_stop,
     largest_power_of_two,
     run_in_batches,
 )
-from fixtures.models.hf_prefix import MIN_SHARED, split_point
-from fixtures.models.hf_settings import (
+from extractbench.fixtures.models.hf_prefix import MIN_SHARED, split_point
+from extractbench.fixtures.models.hf_settings import (
     fingerprint_tag,
     parse_hf_settings,
     resolve_placement,
 )
-from suites.model import SettingsError
+from extractbench.suites.model import SettingsError
 
 
 class FakeOOM(Exception):

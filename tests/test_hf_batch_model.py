@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from extractbench.suites.model import Request
 
-from suites.model import Request
 from tests.conftest import require_installed
 
 CHUNK = (
@@ -36,9 +36,9 @@ def requests() -> list[Request]:
 @pytest.fixture(scope="module")
 def hf():
     require_installed("transformers", "torch")
-    from fixtures.models.hf import HFBackend
-    from fixtures.models.hf_settings import parse_hf_settings
-    from suites.model_files import default_model_path
+    from extractbench.fixtures.models.hf import HFBackend
+    from extractbench.fixtures.models.hf_settings import parse_hf_settings
+    from extractbench.suites.model_files import default_model_path
 
     return HFBackend(
         default_model_path(), n_threads=1, settings=parse_hf_settings(prefix_reuse="off")
@@ -80,9 +80,8 @@ def test_prefix_reuse_gives_the_whole_prompt_answers(hf, alone):
 
 
 def test_auto_halves_on_an_injected_out_of_memory_error(hf, alone, monkeypatch):
+    import extractbench.fixtures.models.hf as hf_module
     import torch
-
-    import fixtures.models.hf as hf_module
 
     real = hf_module.generate_rows
     tried: list[int] = []

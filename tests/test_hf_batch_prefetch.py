@@ -7,13 +7,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
-
-from fixtures.models.cache import GenerationCache
-from fixtures.models.fake import FakeBackend
-from fixtures.models.prefetch import prefetch_group, requests_of
-from fixtures.models.wrappers import CachingBackend, recording_calls
-from suites.item import Item
-from suites.model import Capabilities, Generation, ModelError, ModelInfo, Request
+from extractbench.fixtures.models.cache import GenerationCache
+from extractbench.fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.prefetch import prefetch_group, requests_of
+from extractbench.fixtures.models.wrappers import CachingBackend, recording_calls
+from extractbench.suites.item import Item
+from extractbench.suites.model import Capabilities, Generation, ModelError, ModelInfo, Request
 
 
 class Batching(FakeBackend):
@@ -135,7 +134,7 @@ def test_a_request_sent_ahead_is_the_one_the_item_then_makes(tmp_path, chat):
     """--concurrency: what is sent ahead is the item's own first call (its system text, the
     stop strings the engine gets with stop_after_content), so the item's call takes it and
     nothing is generated twice."""
-    from suites.protocol import generate
+    from extractbench.suites.protocol import generate
 
     inner = Batching(batching=False)
     info = ModelInfo("fake", "fake", "", "")

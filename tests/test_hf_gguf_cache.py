@@ -9,9 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from fixtures.models import hf_gguf_cache
-from fixtures.models.hf_gguf_cache import converted_folder, is_complete, save_converted
+from extractbench.fixtures.models import hf_gguf_cache
+from extractbench.fixtures.models.hf_gguf_cache import converted_folder, is_complete, save_converted
 
 SHA = "ab" * 32
 
@@ -82,8 +81,9 @@ def test_an_unwritable_cache_is_reported_not_raised(tmp_path, monkeypatch):
 
 
 def test_a_damaged_kept_conversion_is_one_error_naming_the_folder(tmp_path, monkeypatch):
-    from fixtures.models.hf import HFBackend, _versions
-    from suites.model import ModelError
+    from extractbench.fixtures.models.hf import HFBackend, _versions
+    from extractbench.suites.model import ModelError
+
     from tests.conftest import require_installed
 
     require_installed("torch", "transformers")

@@ -13,14 +13,13 @@ import math
 from pathlib import Path
 
 import pytest
-
-from suites.item import DataError
-from suites.strucbench import render
-from suites.strucbench.hscore import CORRECTIONS, hscore
-from suites.strucbench.hscore_reference import COMPONENTS, reference_hscore
-from suites.strucbench.metrics import table_metrics
-from suites.strucbench.similarity import difflib_similarity, levenshtein_similarity
-from suites.strucbench.suite import SUITE as STRUCBENCH
+from extractbench.suites.item import DataError
+from extractbench.suites.strucbench import render
+from extractbench.suites.strucbench.hscore import CORRECTIONS, hscore
+from extractbench.suites.strucbench.hscore_reference import COMPONENTS, reference_hscore
+from extractbench.suites.strucbench.metrics import table_metrics
+from extractbench.suites.strucbench.similarity import difflib_similarity, levenshtein_similarity
+from extractbench.suites.strucbench.suite import SUITE as STRUCBENCH
 
 PAIRS = Path(__file__).resolve().parents[2] / "shared/data/strucbench/hscore_reference_pairs.jsonl"
 

@@ -10,16 +10,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from extractbench.plugins.outputs.metric_facts import metric_facts, scale_of
+from extractbench.plugins.outputs.record import SCHEMA_VERSION
+from extractbench.plugins.outputs.record_io import parse_record
+from extractbench.plugins.outputs.terminal import summary_lines
+from extractbench.plugins.outputs.write import Targets, write_outputs
+from extractbench.plugins.verdict.decision import GateSet
+from extractbench.plugins.verdict.gates import parse_gate
+from extractbench.suites.protocol import Suite
+from extractbench.suites.registry import Registry
 
-from plugins.outputs.metric_facts import metric_facts, scale_of
-from plugins.outputs.record import SCHEMA_VERSION
-from plugins.outputs.record_io import parse_record
-from plugins.outputs.terminal import summary_lines
-from plugins.outputs.write import Targets, write_outputs
-from plugins.verdict.decision import GateSet
-from plugins.verdict.gates import parse_gate
-from suites.protocol import Suite
-from suites.registry import Registry
 from tests.conftest import read_json
 
 MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
@@ -93,7 +93,7 @@ def written(tmp_path, monkeypatch):
         "counts": {"items": 9, "expected": 9, "scored": 8, "failed": 1},
     })  # fmt: skip
     gates = GateSet((parse_gate("judge/acc>=0.9"),))
-    import plugins.verdict
+    from extractbench import plugins
 
     verdict = plugins.verdict.decide(record, gates, record.selection)
     out = tmp_path / "out"
@@ -188,8 +188,9 @@ def test_scales_come_from_the_suites_declared_ranges(written):
 
 
 def test_a_page_rendered_again_from_the_record_shows_the_same(written, monkeypatch):
-    import plugins.verdict
-    from plugins.outputs.record_io import load_record
+    from extractbench.plugins.outputs.record_io import load_record
+
+    from extractbench import plugins
 
     result, out = written
     record = load_record(out / "x.json")

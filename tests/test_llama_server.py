@@ -13,12 +13,12 @@ import os
 from pathlib import Path
 
 import pytest
+from extractbench.fixtures.models.endpoints import rank
+from extractbench.fixtures.models.serve import MODEL_ALIAS, LocalServer, start_server
+from extractbench.fixtures.models.server_build import find_llama_server
+from extractbench.suites.model_files import default_model_path
+from extractbench.suites.options import truthy
 
-from fixtures.models.endpoints import rank
-from fixtures.models.serve import MODEL_ALIAS, LocalServer, start_server
-from fixtures.models.server_build import find_llama_server
-from suites.model_files import default_model_path
-from suites.options import truthy
 from tests.conftest import read_json, toy_rows
 from tests.test_plugin import MODES
 

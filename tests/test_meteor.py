@@ -11,9 +11,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from suites import meteor as meteor_module
-from suites.meteor import WORDNET_FILES, meteor, tokens, wordnet_reader, wordnet_status
+from extractbench.suites import meteor as meteor_module
+from extractbench.suites.meteor import WORDNET_FILES, meteor, tokens, wordnet_reader, wordnet_status
 
 ROOT = Path(__file__).resolve().parents[1]
 PAIRS = ROOT.parent / "shared" / "data" / "strucbench" / "hscore_reference_pairs.jsonl"

@@ -12,23 +12,22 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from suites.item import DataError
-from suites.minea import encoder as encoder_module
-from suites.minea.encoder import resolve_encoder, windows
-from suites.minea.extraction import (
+from extractbench.suites.item import DataError
+from extractbench.suites.minea import encoder as encoder_module
+from extractbench.suites.minea.encoder import resolve_encoder, windows
+from extractbench.suites.minea.extraction import (
     CONTINUE_CUE,
     FIRST_CUE,
     extract_document,
     parse_entities,
     split_pieces,
 )
-from suites.minea.infusion import Placement, boundaries, infuse, remove_needles
-from suites.minea.items import load_items
-from suites.minea.matching import CRITERIA, judge_needle, match_needle, parse_verdict
-from suites.minea.needlegen import llm_needles, template_header, template_needles
-from suites.minea.needles import Needle, read_needles, write_needles
-from suites.minea.quality import (
+from extractbench.suites.minea.infusion import Placement, boundaries, infuse, remove_needles
+from extractbench.suites.minea.items import load_items
+from extractbench.suites.minea.matching import CRITERIA, judge_needle, match_needle, parse_verdict
+from extractbench.suites.minea.needlegen import llm_needles, template_header, template_needles
+from extractbench.suites.minea.needles import Needle, read_needles, write_needles
+from extractbench.suites.minea.quality import (
     bias_avoidance,
     incompleteness,
     lost_in_the_middle,
@@ -37,9 +36,10 @@ from suites.minea.quality import (
     relevance_spread,
     semantic_similarity,
 )
-from suites.minea.schema import load_schema
-from suites.minea.scoring import criteria_table, minea_scores
-from suites.model import Capabilities, Generation, ModelError, ModelInfo
+from extractbench.suites.minea.schema import load_schema
+from extractbench.suites.minea.scoring import criteria_table, minea_scores
+from extractbench.suites.model import Capabilities, Generation, ModelError, ModelInfo
+
 from tests.conftest import require_installed
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -518,8 +518,8 @@ def test_encoder_choice_is_resolved_or_a_one_line_error(monkeypatch):
 
 MINILM_CHECK = """
 import json
-from suites.minea.encoder import embed_document, load_encoder
-from suites.minea.quality import semantic_similarity
+from extractbench.suites.minea.encoder import embed_document, load_encoder
+from extractbench.suites.minea.quality import semantic_similarity
 minilm = load_encoder()
 doc, paraphrase = "The cat sat on the mat.", "A feline rested on a rug."
 unrelated = "Quarterly revenue of the bank grew by five percent."
@@ -576,9 +576,9 @@ def test_relevance_is_meteor_and_spread_is_relative_std():
 def test_needles_command_writes_the_default_set_of_a_run(tmp_path, capsys):
     from dataclasses import asdict
 
-    from plugins.cli.main import main
-    from suites.minea.items import needle_set
-    from suites.minea.suite import MineaOptions
+    from extractbench.plugins.cli.main import main
+    from extractbench.suites.minea.items import needle_set
+    from extractbench.suites.minea.suite import MineaOptions
 
     assert main(["needles", str(tmp_path / "n.jsonl"), "--per-type", "3", "--seed", "2"]) == 0
     written = read_needles(tmp_path / "n.jsonl")

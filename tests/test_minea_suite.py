@@ -7,10 +7,10 @@ import importlib.util
 import json
 
 import pytest
+from extractbench.suites.minea.needlegen import template_header, template_needles
+from extractbench.suites.minea.needles import write_needles
+from extractbench.suites.minea.schema import load_schema
 
-from suites.minea.needlegen import template_header, template_needles
-from suites.minea.needles import write_needles
-from suites.minea.schema import load_schema
 from tests.conftest import read_json
 
 MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
@@ -24,7 +24,7 @@ import re
 
 import pytest
 
-from suites.model import Capabilities, Generation, ModelInfo
+from extractbench.suites.model import Capabilities, Generation, ModelInfo
 
 
 class Extractor:
@@ -54,7 +54,9 @@ def model():
 @pytest.fixture
 def minea(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_minea="from suites.minea.test_minea import test_minea  # noqa\n")
+    pytester.makepyfile(
+        test_minea="from extractbench.suites.minea.test_minea import test_minea  # noqa\n"
+    )
     pytester.makepyprojecttoml("[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n")
     folder = pytester.mkdir("data") / "minea"
     (folder / "haystacks").mkdir(parents=True)

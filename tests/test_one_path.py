@@ -9,10 +9,9 @@ from __future__ import annotations
 import os
 
 import pytest
+from extractbench.plugins.cli.main import main as cli_main
 
-import plugins.outputs
-import plugins.verdict
-from plugins.cli.main import main as cli_main
+from extractbench import plugins
 from tests.conftest import read_json
 from tests.test_plugin import MODES
 
@@ -115,9 +114,9 @@ def test_live_report_and_rescore_agree(toy, mode, scenario, capsys):
 TOY_BACKEND = '''
 from dataclasses import replace
 
-from fixtures.models.fake import FakeBackend
-from fixtures.models.registry import BackendKind
-from suites.model import Capabilities, Generation, ModelInfo
+from extractbench.fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.registry import BackendKind
+from extractbench.suites.model import Capabilities, Generation, ModelInfo
 
 
 class Shouting(FakeBackend):

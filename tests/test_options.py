@@ -6,9 +6,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 import pytest
-
-from suites.item import DataError
-from suites.options import NoOptions, parse_options
+from extractbench.suites.item import DataError
+from extractbench.suites.options import NoOptions, parse_options
 
 
 @dataclass(frozen=True)
@@ -65,7 +64,7 @@ def test_a_suite_without_options_says_so():
 
 @pytest.mark.parametrize(("suite", "key"), [("tableqa", "match"), ("strucbench", "hscore")])
 def test_suite_choice_options_refuse_other_values(suite, key):
-    from suites.registry import Registry
+    from extractbench.suites.registry import Registry
 
     with pytest.raises(DataError, match=f"{suite}.{key}=exact: must be one of"):
         Registry.installed().get(suite).parse_options({key: "exact"})

@@ -8,9 +8,9 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
+from extractbench.plugins.outputs.plots import distribution_plot
+from extractbench.plugins.outputs.record_io import parse_record
 
-from plugins.outputs.plots import distribution_plot
-from plugins.outputs.record_io import parse_record
 from tests.conftest import TOY_CONFTEST, TOY_SUITE, interruptible, read_json
 
 # the toy suite with a model that fails on every item
@@ -444,8 +444,8 @@ def test_a_subset_of_a_suite_decides_no_gate_unless_allowed(toy, mode, select):
     assert record["complete"] is True and record["selection"]["allow_subset"] is True
     assert record["gates"][0]["passed"] is True
     result.stdout.fnmatch_lines([f"*items: {kept} scored, 0 failed, of {kept} selected*"])
-    from plugins.cli.merge import MergeError, merge_records
-    from plugins.outputs.record_io import parse_record
+    from extractbench.plugins.cli.merge import MergeError, merge_records
+    from extractbench.plugins.outputs.record_io import parse_record
 
     with pytest.raises(MergeError, match="made with a selection .* that left out items"):
         merge_records([parse_record(record)], ["subset.json"])

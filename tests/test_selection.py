@@ -4,9 +4,8 @@ import random
 from collections import Counter
 
 import pytest
-
-from plugins.run.selection import stratified_limit
-from suites.item import Item
+from extractbench.plugins.run.selection import stratified_limit
+from extractbench.suites.item import Item
 
 
 def make(n_keys: int = 4, per_key: int = 10) -> list[Item]:

@@ -21,11 +21,10 @@ import threading
 from pathlib import Path
 
 import pytest
-
-from fixtures.models import server_build
-from fixtures.models.repack import decide_here
-from fixtures.models.server_build import find_llama_server, installed_llama_cpp_version
-from suites.files import sha256_of
+from extractbench.fixtures.models import server_build
+from extractbench.fixtures.models.repack import decide_here
+from extractbench.fixtures.models.server_build import find_llama_server, installed_llama_cpp_version
+from extractbench.suites.files import sha256_of
 
 pytestmark = pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
 
@@ -88,7 +87,7 @@ def cache(tmp_path, monkeypatch) -> Path:
 
 def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "plugins.cli.main", *args], capture_output=True, text=True,
+        [sys.executable, "-m", "extractbench.plugins.cli.main", *args], capture_output=True, text=True,
         env={**os.environ, **(env or {})}, timeout=600,
     )  # fmt: skip
 

@@ -7,11 +7,11 @@ import copy
 import xml.etree.ElementTree as ET
 
 import pytest
+from extractbench.plugins.cli.main import main as cli_main
+from extractbench.plugins.cli.merge import MergeError, merge_records
+from extractbench.plugins.outputs.record_io import parse_record
+from extractbench.plugins.run.shard import Shard, parse_shard
 
-from plugins.cli.main import main as cli_main
-from plugins.cli.merge import MergeError, merge_records
-from plugins.outputs.record_io import parse_record
-from plugins.run.shard import Shard, parse_shard
 from tests.conftest import read_json
 from tests.test_plugin import MODES
 
@@ -175,7 +175,7 @@ def test_a_rescored_shard_record_stays_that_shard(toy):
 
 
 def test_merged_junit_is_valid_xml_when_an_answer_holds_control_characters(toy, tmp_path):
-    from plugins.outputs.junit import junit_xml
+    from extractbench.plugins.outputs.junit import junit_xml
 
     paths = _shards(toy, [], 2)
     shard = read_json(paths[0])

@@ -1,8 +1,7 @@
 from __future__ import annotations
 
 import pytest
-
-from plugins.verdict.stats import bootstrap_interval, estimate, wilson_interval
+from extractbench.plugins.verdict.stats import bootstrap_interval, estimate, wilson_interval
 
 
 def test_wilson_matches_published_values():

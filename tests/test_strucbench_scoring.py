@@ -10,14 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from extractbench.suites.strucbench import render
+from extractbench.suites.strucbench.errors import count_errors, same_value_other_format
+from extractbench.suites.strucbench.hscore import MAXIMA, hscore
+from extractbench.suites.strucbench.hscore_reference import COMPONENTS
+from extractbench.suites.strucbench.metrics import table_metrics
+from extractbench.suites.strucbench.pscore import combine, parse_judgment
+from extractbench.suites.strucbench.tables import PARSERS
 
-from suites.strucbench import render
-from suites.strucbench.errors import count_errors, same_value_other_format
-from suites.strucbench.hscore import MAXIMA, hscore
-from suites.strucbench.hscore_reference import COMPONENTS
-from suites.strucbench.metrics import table_metrics
-from suites.strucbench.pscore import combine, parse_judgment
-from suites.strucbench.tables import PARSERS
 from tests.conftest import require_installed
 
 TABLE = render.GoldTable(
@@ -200,8 +200,8 @@ def test_pscore_parses_both_orders_and_counts_failures():
 BERTSCORE_CHECK = """
 import importlib.util
 import json
-from suites.strucbench import render
-from suites.strucbench.bertscore import bertscore_f1, bertscore_note, resolve_encoder
+from extractbench.suites.strucbench import render
+from extractbench.suites.strucbench.bertscore import bertscore_f1, bertscore_note, resolve_encoder
 t = render.GoldTable(["Model", "Acc"], [["Ours", "91.2"], ["Base", "88.0"]], caption="c")
 gold = render.to_markdown(t)
 near = gold.replace("88.0", "87.9")
@@ -230,7 +230,7 @@ def test_bertscore_with_the_local_minilm_ranks_a_near_table_above_prose():
 def _hide(monkeypatch, *modules: str) -> None:
     import importlib.util
 
-    from suites.strucbench import bertscore
+    from extractbench.suites.strucbench import bertscore
 
     real = importlib.util.find_spec
     monkeypatch.setattr(
@@ -242,8 +242,8 @@ def _hide(monkeypatch, *modules: str) -> None:
 def test_bertscore_without_the_extra_is_not_computed_by_default_and_an_error_when_asked(
     monkeypatch,
 ):
-    from suites.item import DataError
-    from suites.strucbench.bertscore import bertscore_note, resolve_encoder
+    from extractbench.suites.item import DataError
+    from extractbench.suites.strucbench.bertscore import bertscore_note, resolve_encoder
 
     _hide(monkeypatch, "bert_score")
     assert resolve_encoder("auto") is None
@@ -271,8 +271,8 @@ def test_bertscore_without_the_extra_is_not_computed_by_default_and_an_error_whe
 
 def test_a_bertscore_folder_must_be_a_model_with_that_layer(tmp_path):
     require_installed("bert_score", "torch", "transformers")
-    from suites.item import DataError
-    from suites.strucbench.bertscore import resolve_encoder
+    from extractbench.suites.item import DataError
+    from extractbench.suites.strucbench.bertscore import resolve_encoder
 
     with pytest.raises(DataError, match="not auto, minilm, off or a model folder"):
         resolve_encoder(str(tmp_path / "absent"))
@@ -295,7 +295,7 @@ PAIRS = Path(__file__).resolve().parents[2] / "shared/data/strucbench/hscore_ref
 BERTSCORE_DIRECT = """
 import json, sys
 import bert_score
-from suites.strucbench.bertscore import bertscore_f1, resolve_encoder
+from extractbench.suites.strucbench.bertscore import bertscore_f1, resolve_encoder
 rows = [json.loads(line) for line in open(sys.argv[1], encoding="utf-8")]
 rows = [r for r in rows if r["prediction"].strip()]  # bert_score cannot encode "" (see below)
 pairs = [(r["prediction"], r["gold"], r["format"]) for r in rows[:: len(rows) // 20][:20]]

@@ -12,11 +12,11 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
+from extractbench.fixtures.models.fake import FakeBackend
+from extractbench.suites.options import option_names
+from extractbench.suites.protocol import ItemResult, Models, Suite
+from extractbench.suites.registry import ENTRY_POINT_GROUP, Registry, RegistryError
 
-from fixtures.models.fake import FakeBackend
-from suites.options import option_names
-from suites.protocol import ItemResult, Models, Suite
-from suites.registry import ENTRY_POINT_GROUP, Registry, RegistryError
 from tests.conftest import read_json
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -26,8 +26,8 @@ OTHER_SUITE = """
 from dataclasses import dataclass
 from pathlib import Path
 
-from suites.item import DataMissing, Item, SuiteData
-from suites.protocol import ItemResult, Suite, generate
+from extractbench.suites.item import DataMissing, Item, SuiteData
+from extractbench.suites.protocol import ItemResult, Suite, generate
 
 
 @dataclass(frozen=True)
@@ -75,7 +75,7 @@ def test_a_suite_from_another_installed_package_runs_with_pytest(pytester: pytes
     _install_other_package(site)
     project = pytester.mkdir("project")
     (project / "test_other.py").write_text(
-        "from plugins.run.suite_test import suite_test\n\ntest_other = suite_test('other')\n"
+        "from extractbench.plugins.run.suite_test import suite_test\n\ntest_other = suite_test('other')\n"
     )
     (project / "data").mkdir()
     (project / "data" / "other.txt").write_text("colour: red\ncolour: blue\n")

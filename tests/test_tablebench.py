@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from suites.tableqa import tablebench
-from suites.text_metrics import rouge_l
+from extractbench.suites.tableqa import tablebench
+from extractbench.suites.text_metrics import rouge_l
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 needs_data = pytest.mark.skipif(
@@ -30,7 +29,7 @@ def test_templates_rebuild_every_official_instruction_exactly():
 
 @needs_data
 def test_tablebench_items_skip_visualization_and_duplicates():
-    from suites.tableqa.tablebench_items import load_tablebench
+    from extractbench.suites.tableqa.tablebench_items import load_tablebench
 
     data = load_tablebench(DATA)
     qtypes = {it.meta["qtype"] for it in data.items}
@@ -51,7 +50,7 @@ def test_rouge_l_bounds():
 
 
 def test_malformed_line_names_file_and_line(tmp_path):
-    from suites.item import DataError
+    from extractbench.suites.item import DataError
 
     path = tmp_path / "tb.jsonl"
     path.write_text('{"id": 1}\n')

@@ -7,14 +7,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from suites.tableqa import synthetic
-from suites.tableqa.html import HTMLTableError, html_to_table
-from suites.tableqa.metrics import contains, exact_match, exact_match_normalized, normalize_answer
-from suites.tableqa.prompts import SYSTEM_PROMPTS, build_prompt
-from suites.tableqa.questions import Question, sample_questions, valid_pairs
-from suites.tableqa.report import heatmap_w_d, heatmap_w_r, results_table
-from suites.tableqa.tables import Table, to_markdown
+from extractbench.suites.tableqa import synthetic
+from extractbench.suites.tableqa.html import HTMLTableError, html_to_table
+from extractbench.suites.tableqa.metrics import (
+    contains,
+    exact_match,
+    exact_match_normalized,
+    normalize_answer,
+)
+from extractbench.suites.tableqa.prompts import SYSTEM_PROMPTS, build_prompt
+from extractbench.suites.tableqa.questions import Question, sample_questions, valid_pairs
+from extractbench.suites.tableqa.report import heatmap_w_d, heatmap_w_r, results_table
+from extractbench.suites.tableqa.tables import Table, to_markdown
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -126,8 +130,8 @@ def test_every_question_on_duplicate_heavy_tables_has_exactly_one_answer():
 
 @pytest.mark.skipif(not (DATA / "tableqa").is_dir(), reason="no ../shared/data/tableqa")
 def test_every_generated_question_has_exactly_one_answer_brute_force():
-    from suites.tableqa.items import _options
-    from suites.tableqa.subsets import LOOKUP_SUBSETS, subset_questions
+    from extractbench.suites.tableqa.items import _options
+    from extractbench.suites.tableqa.subsets import LOOKUP_SUBSETS, subset_questions
 
     total = 0
     for subset in LOOKUP_SUBSETS:
@@ -153,8 +157,8 @@ def test_every_generated_question_has_exactly_one_answer_brute_force():
 def test_every_synthetic_cell_draws_its_questions_from_distinct_tables(subset):
     from collections import defaultdict
 
-    from suites.tableqa.items import _options
-    from suites.tableqa.subsets import subset_questions
+    from extractbench.suites.tableqa.items import _options
+    from extractbench.suites.tableqa.subsets import subset_questions
 
     built = subset_questions(subset, DATA, _options(None))
     cells: dict[tuple[int, int], list] = defaultdict(list)
@@ -175,10 +179,10 @@ def test_every_synthetic_cell_draws_its_questions_from_distinct_tables(subset):
 
 
 def test_a_synthetic_prompt_is_built_when_read_and_checked_against_its_length():
-    from suites.item import DataError, LazyText
-    from suites.tableqa.items import _lookup_items, _options
-    from suites.tableqa.prompts import prompt_prefix
-    from suites.tableqa.subsets import subset_questions
+    from extractbench.suites.item import DataError, LazyText
+    from extractbench.suites.tableqa.items import _lookup_items, _options
+    from extractbench.suites.tableqa.prompts import prompt_prefix
+    from extractbench.suites.tableqa.subsets import subset_questions
 
     built = subset_questions("syn2", DATA, _options(None))
     items = _lookup_items("syn2", built, _options(None))
@@ -188,7 +192,7 @@ def test_a_synthetic_prompt_is_built_when_read_and_checked_against_its_length():
     table = synthetic.generate("syn2", spec.width, spec.height, spec.seed, item.meta["table"])
     assert item.prompt == prompt_prefix(to_markdown(table)) + item.suffix
     assert item.prompt_chars == len(item.prompt) and item.meta["height"] == table.height
-    from suites.tableqa.items import _synthetic_prefix
+    from extractbench.suites.tableqa.items import _synthetic_prefix
 
     other = spec._replace(markdown_sha256="0" * 64)
     with pytest.raises(DataError, match="regenerated differently from when its question"):
@@ -312,8 +316,8 @@ def test_cell_text_is_the_visible_text_without_inserted_separators(cell, text):
 
 @pytest.mark.skipif(not (DATA / "tableqa").is_dir(), reason="no ../shared/data/tableqa")
 def test_wiki_cell_text_agrees_with_the_wtq_csv_and_has_no_tag_boundary_spaces():
-    from suites.tableqa.wiki import WTQ_DIR, wiki_tables
-    from suites.tableqa.wtq_csv import aligned_cells, csv_agreement
+    from extractbench.suites.tableqa.wiki import WTQ_DIR, wiki_tables
+    from extractbench.suites.tableqa.wtq_csv import aligned_cells, csv_agreement
 
     tables = wiki_tables(DATA)
     assert len(tables) == 396
@@ -334,7 +338,7 @@ def test_wiki_cell_text_agrees_with_the_wtq_csv_and_has_no_tag_boundary_spaces()
 
 
 def test_only_one_merged_cell_is_dropped_and_every_filter_is_counted():
-    from suites.tableqa.questions import FILTERS, filter_counts, pair_filters
+    from extractbench.suites.tableqa.questions import FILTERS, filter_counts, pair_filters
 
     html = """<table>
       <tr><th>Team</th><th>Alias</th><th>City</th><th></th></tr>
@@ -379,8 +383,8 @@ def test_a_cell_spanning_rows_and_columns_is_one_cell_in_every_row_it_covers():
 
 @pytest.mark.skipif(not (DATA / "tableqa").is_dir(), reason="no ../shared/data/tableqa")
 def test_wiki_keeps_equal_text_in_different_cells_as_the_article_does():
-    from suites.tableqa.questions import pair_filters
-    from suites.tableqa.wiki import wiki_tables
+    from extractbench.suites.tableqa.questions import pair_filters
+    from extractbench.suites.tableqa.wiki import wiki_tables
 
     table = next(t for t in wiki_tables(DATA) if t.name == "201-csv/0")
     t, q = (
@@ -396,7 +400,7 @@ def test_wiki_keeps_equal_text_in_different_cells_as_the_article_does():
 
 
 def test_the_results_table_follows_tableqa_match():
-    from suites.tableqa.report import headline_metric, summary_lines
+    from extractbench.suites.tableqa.report import headline_metric, summary_lines
 
     items = [
         {"suite": "tableqa", "status": "passed",
@@ -421,8 +425,8 @@ def test_synthetic_dates_and_times_do_not_depend_on_today():
 
 @pytest.mark.skipif(not (DATA / "tableqa").is_dir(), reason="no ../shared/data/tableqa")
 def test_the_run_record_notes_carry_every_deviation_the_readme_lists():
-    from suites.strucbench.items import load_items as strucbench_items
-    from suites.tableqa.items import load_items
+    from extractbench.suites.strucbench.items import load_items as strucbench_items
+    from extractbench.suites.tableqa.items import load_items
 
     tableqa = load_items(DATA).notes
     for key in ("missing_subsets", "synthetic_tables", "wiki_tables", "answer_cue", "match",

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from plugins.verdict.exit_codes import USAGE_ERROR
+from extractbench.plugins.verdict.exit_codes import USAGE_ERROR
 
 __all__ = ["add_bundle_parser", "bundle_command"]
 
@@ -19,7 +19,7 @@ DEFAULT_PLATFORMS = ["manylinux2014_x86_64", "manylinux_2_24_x86_64", "manylinux
 
 def add_bundle_parser(sub: argparse._SubParsersAction) -> None:
     """``extractbench bundle -o DIR [...]`` and ``extractbench bundle install DIR [...]``."""
-    from plugins.cli.bundle_install import parser as install_parser
+    from extractbench.plugins.cli.bundle_install import parser as install_parser
 
     here = f"{sys.version_info.major}.{sys.version_info.minor}"
     bun = sub.add_parser(
@@ -67,7 +67,7 @@ def add_bundle_parser(sub: argparse._SubParsersAction) -> None:
 def bundle_command(args: argparse.Namespace) -> int:
     """``extractbench bundle``: 0 written or installed, 1 a step failed, 4 a usage error
     (one line on stderr)."""
-    from plugins.cli.bundle_install import BundleError, main
+    from extractbench.plugins.cli.bundle_install import BundleError, main
 
     if args.bundle_command == "install":
         argv = (
@@ -80,9 +80,9 @@ def bundle_command(args: argparse.Namespace) -> int:
             ["--no-server"] if args.no_server else []
         )
         return main(argv, prog="extractbench bundle install")
-    from plugins.cli.bundle_make import BundleSpec, make_bundle, parse_size
-    from suites.datasets.fetch import data_cache_dir
-    from suites.datasets.manifest import load_manifest
+    from extractbench.plugins.cli.bundle_make import BundleSpec, make_bundle, parse_size
+    from extractbench.suites.datasets.fetch import data_cache_dir
+    from extractbench.suites.datasets.manifest import load_manifest
 
     def usage(message: str) -> int:
         print(f"extractbench bundle: {message}", file=sys.stderr)

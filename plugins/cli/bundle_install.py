@@ -245,10 +245,10 @@ def install(folder: Path, args: argparse.Namespace) -> dict:
         [*pip, "-e", target, *manifest.get("with", [])],
         env,
     )
-    cli = [str(python), "-m", "plugins.cli.main"]
+    cli = [str(python), "-m", "extractbench.plugins.cli.main"]
     cache = subprocess.run(
-        [str(python), "-c", "from suites.datasets.fetch import data_cache_dir;"
-         "from suites.datasets.manifest import load_manifest;print(data_cache_dir(load_manifest()))"],
+        [str(python), "-c", "from extractbench.suites.datasets.fetch import data_cache_dir;"
+         "from extractbench.suites.datasets.manifest import load_manifest;print(data_cache_dir(load_manifest()))"],
         capture_output=True, text=True, cwd=source,
     )  # fmt: skip
     if cache.returncode != 0:

@@ -32,9 +32,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plugins.cli import bundle_install
-from plugins.cli.bundle_install import FORMAT, MANIFEST, BundleError, sha256_file
-from plugins.cli.bundle_wheels import (
+from extractbench.plugins.cli import bundle_install
+from extractbench.plugins.cli.bundle_install import FORMAT, MANIFEST, BundleError, sha256_file
+from extractbench.plugins.cli.bundle_wheels import (
     LLAMA,
     download_wheels,
     llama_requirements,
@@ -160,8 +160,8 @@ def make_bundle(spec: BundleSpec, download: Callable[[list[str], Path, str], Non
         BundleError: the data is missing or changed, a model file is not a GGUF, pip
             failed, or ``OUT`` holds something other than a bundle.
     """
-    from suites.datasets.manifest import load_manifest
-    from suites.model_files import ModelFileError, check_model_file
+    from extractbench.suites.datasets.manifest import load_manifest
+    from extractbench.suites.model_files import ModelFileError, check_model_file
 
     started, times = time.monotonic(), {}
     manifest = load_manifest()
@@ -186,7 +186,7 @@ def make_bundle(spec: BundleSpec, download: Callable[[list[str], Path, str], Non
             shutil.copy2(spec.llama_wheel, stage / "sdist" / spec.llama_wheel.name)
             llama_file = stage / "sdist" / spec.llama_wheel.name
         else:
-            from fixtures.models.server_build import installed_llama_cpp_version
+            from extractbench.fixtures.models.server_build import installed_llama_cpp_version
 
             version = spec.llama_version or installed_llama_cpp_version()
             if not version:

@@ -13,7 +13,7 @@ import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from plugins.cli.bundle_install import BundleError
+from extractbench.plugins.cli.bundle_install import BundleError
 
 __all__ = ["download_wheels", "llama_requirements", "requirements", "run_pip"]
 

@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plugins.cli.compare_page import compare_html
-from plugins.outputs.record import ItemEntry, RunRecord
-from plugins.outputs.record_io import RecordError, load_record
-from plugins.verdict.baseline import Comparison, compare_records
-from plugins.verdict.exit_codes import OUTPUT_ERROR, USAGE_ERROR
-from plugins.verdict.speed import speed_changes, speed_stats
-from suites.files import atomic_write
+from extractbench.plugins.cli.compare_page import compare_html
+from extractbench.plugins.outputs.record import ItemEntry, RunRecord
+from extractbench.plugins.outputs.record_io import RecordError, load_record
+from extractbench.plugins.verdict.baseline import Comparison, compare_records
+from extractbench.plugins.verdict.exit_codes import OUTPUT_ERROR, USAGE_ERROR
+from extractbench.plugins.verdict.speed import speed_changes, speed_stats
+from extractbench.suites.files import atomic_write
 
 __all__ = ["ItemChange", "RecordComparison", "compare_runs", "compare_lines", "compare_command"]
 

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from extractbench.plugins.outputs.html_report import as_text
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from plugins.outputs.html_report import as_text
-
 if TYPE_CHECKING:
-    from plugins.cli.compare import RecordComparison
+    from extractbench.plugins.cli.compare import RecordComparison
 
 __all__ = ["compare_html"]
 
 _ENV = Environment(
-    loader=PackageLoader("plugins.outputs", "templates"),
+    loader=PackageLoader("extractbench.plugins.outputs", "templates"),
     autoescape=select_autoescape(["html", "j2"]),
 )
 _ENV.filters["text"] = as_text

@@ -7,9 +7,9 @@ import os
 import sys
 from pathlib import Path
 
-from plugins.verdict.exit_codes import USAGE_ERROR
-from suites.datasets.fetch import MIRROR_ENV
-from suites.datasets.manifest import MANIFEST_PATH
+from extractbench.plugins.verdict.exit_codes import USAGE_ERROR
+from extractbench.suites.datasets.fetch import MIRROR_ENV
+from extractbench.suites.datasets.manifest import MANIFEST_PATH
 
 __all__ = ["data_command"]
 
@@ -18,8 +18,8 @@ EXTRAS_SHOWN = 5  # extra files listed without -v
 
 def data_command(args: argparse.Namespace) -> int:
     """``extractbench data fetch|verify|info``."""
-    from suites.datasets.fetch import FetchError, data_cache_dir, fetch
-    from suites.datasets.manifest import load_manifest
+    from extractbench.suites.datasets.fetch import FetchError, data_cache_dir, fetch
+    from extractbench.suites.datasets.manifest import load_manifest
 
     manifest = load_manifest()
     unknown = [s for s in getattr(args, "suites", []) if s not in manifest.suites]

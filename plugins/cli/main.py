@@ -63,14 +63,14 @@ import math
 import sys
 from typing import NoReturn
 
-from plugins.cli.bundle import add_bundle_parser, bundle_command
-from plugins.cli.compare import add_compare_parser, compare_command
-from plugins.cli.data import data_command
-from plugins.cli.records import merge_command, report_command, schema_command
-from plugins.cli.server import doctor_command, server_command
-from plugins.outputs.record_io import RecordError
-from plugins.verdict.exit_codes import OUTPUT_ERROR, USAGE_ERROR
-from suites.registry import Registry, RegistryError
+from extractbench.plugins.cli.bundle import add_bundle_parser, bundle_command
+from extractbench.plugins.cli.compare import add_compare_parser, compare_command
+from extractbench.plugins.cli.data import data_command
+from extractbench.plugins.cli.records import merge_command, report_command, schema_command
+from extractbench.plugins.cli.server import doctor_command, server_command
+from extractbench.plugins.outputs.record_io import RecordError
+from extractbench.plugins.verdict.exit_codes import OUTPUT_ERROR, USAGE_ERROR
+from extractbench.suites.registry import Registry, RegistryError
 
 __all__ = ["main"]
 
@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "compare":
         return compare_command(args)
     if getattr(args, "func", None) is not None:
-        from plugins.cli.tools import CliTools
+        from extractbench.plugins.cli.tools import CliTools
 
         return args.func(args, CliTools())
     if getattr(args, "max_regression", None) is not None and (

@@ -14,11 +14,11 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from fixtures.models.chat import chat_facts
-from plugins.outputs.endpoint_stats import endpoint_stats
-from plugins.outputs.record import RunRecord, Selection, item_counts, new_run_id
-from plugins.run.shard import parse_shard
-from plugins.verdict.gates import Gate, GateError, parse_gate
+from extractbench.fixtures.models.chat import chat_facts
+from extractbench.plugins.outputs.endpoint_stats import endpoint_stats
+from extractbench.plugins.outputs.record import RunRecord, Selection, item_counts, new_run_id
+from extractbench.plugins.run.shard import parse_shard
+from extractbench.plugins.verdict.gates import Gate, GateError, parse_gate
 
 __all__ = ["MergeError", "merge_records", "record_gates", "SAME_IN_EVERY_SHARD"]
 

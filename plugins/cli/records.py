@@ -15,21 +15,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import plugins.outputs
-import plugins.verdict
-from plugins.cli.merge import MergeError, merge_records, record_gates
-from plugins.outputs.ctrf import ci_run_id
-from plugins.outputs.exports import ExportError, parse_exports
-from plugins.outputs.paths import path_problems
-from plugins.outputs.record import RunRecord
-from plugins.outputs.record_io import load_record, record_schema
-from plugins.outputs.step_summary import step_summary_target
-from plugins.outputs.terminal import summary_lines
-from plugins.outputs.write import Targets
-from plugins.verdict.decision import GateSet
-from plugins.verdict.exit_codes import USAGE_ERROR
-from plugins.verdict.speed import check_max_slowdown
-from suites.registry import Registry
+from extractbench.plugins.cli.merge import MergeError, merge_records, record_gates
+from extractbench.plugins.outputs.ctrf import ci_run_id
+from extractbench.plugins.outputs.exports import ExportError, parse_exports
+from extractbench.plugins.outputs.paths import path_problems
+from extractbench.plugins.outputs.record import RunRecord
+from extractbench.plugins.outputs.record_io import load_record, record_schema
+from extractbench.plugins.outputs.step_summary import step_summary_target
+from extractbench.plugins.outputs.terminal import summary_lines
+from extractbench.plugins.outputs.write import Targets
+from extractbench.plugins.verdict.decision import GateSet
+from extractbench.plugins.verdict.exit_codes import USAGE_ERROR
+from extractbench.plugins.verdict.speed import check_max_slowdown
+from extractbench.suites.registry import Registry
+
+from extractbench import plugins
 
 __all__ = ["report_command", "merge_command", "schema_command"]
 

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from plugins.verdict.exit_codes import USAGE_ERROR
+from extractbench.plugins.verdict.exit_codes import USAGE_ERROR
 
 __all__ = ["server_command"]
 
@@ -14,7 +14,11 @@ __all__ = ["server_command"]
 def server_command(args: argparse.Namespace) -> int:
     """``extractbench server build|which``: 0 done, 1 ``which`` found no llama-server,
     4 the build could not start or failed (one line on stderr)."""
-    from fixtures.models.server_build import ServerBuildError, build_server, find_llama_server
+    from extractbench.fixtures.models.server_build import (
+        ServerBuildError,
+        build_server,
+        find_llama_server,
+    )
 
     if args.server_command == "which":
         found = find_llama_server()
@@ -39,7 +43,7 @@ def server_command(args: argparse.Namespace) -> int:
 
 def _repack_line() -> str:
     """What ``--serve`` will ask of llama-server's weight repacking on this machine."""
-    from fixtures.models.repack import decide_here
+    from extractbench.fixtures.models.repack import decide_here
 
     decision = decide_here("auto")
     flag = "with --no-repack" if not decision.repack else "with repacking (llama.cpp's default)"
@@ -51,8 +55,8 @@ def doctor_command(args: argparse.Namespace) -> int:
     versions, the visible GPUs with their memory, weight repacking, and what
     ``--n-gpu-layers auto`` / ``--device auto`` pick here (:mod:`fixtures.models.doctor`);
     always 0 (it decides nothing)."""
-    from fixtures.models.doctor import doctor_lines, gather
-    from fixtures.models.repack import decide_here
+    from extractbench.fixtures.models.doctor import doctor_lines, gather
+    from extractbench.fixtures.models.repack import decide_here
 
     for line in doctor_lines(gather()):
         print(line)

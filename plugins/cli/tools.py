@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fixtures.data import DataDirError, resolve_data_dir
-from fixtures.models import ModelError, ModelFileError, resolve_model_spec
-from fixtures.models.llama_cpp import LlamaCppBackend, default_threads
-from suites.item import DataError
-from suites.model import Backend
+from extractbench.fixtures.data import DataDirError, resolve_data_dir
+from extractbench.fixtures.models import ModelError, ModelFileError, resolve_model_spec
+from extractbench.fixtures.models.llama_cpp import LlamaCppBackend, default_threads
+from extractbench.suites.item import DataError
+from extractbench.suites.model import Backend
 
 __all__ = ["CliTools"]
 

@@ -2,6 +2,6 @@
 plots, and ``write_outputs``, the one function that writes them all from a decided record
 (:mod:`plugins.outputs.write`); callers reach it through this package's attribute."""
 
-from plugins.outputs.write import Targets, Written, write_outputs
+from extractbench.plugins.outputs.write import Targets, Written, write_outputs
 
 __all__ = ["write_outputs", "Targets", "Written"]

@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from plugins.outputs.junit import verdict_cases
-from plugins.outputs.record import ItemEntry, RunRecord
+from extractbench.plugins.outputs.junit import verdict_cases
+from extractbench.plugins.outputs.record import ItemEntry, RunRecord
 
 __all__ = ["CTRF_SPEC_VERSION", "ci_run_id", "ctrf_json", "ctrf_run_id"]
 

@@ -40,7 +40,7 @@ from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
 
-from plugins.outputs.eee_samples import (
+from extractbench.plugins.outputs.eee_samples import (
     EEE_SCHEMA_VERSION,
     LOWER_IS_BETTER,
     instance_rows,
@@ -48,8 +48,8 @@ from plugins.outputs.eee_samples import (
     score_range,
     strings,
 )
-from plugins.outputs.record import Aggregate, RunRecord
-from suites.registry import Registry
+from extractbench.plugins.outputs.record import Aggregate, RunRecord
+from extractbench.suites.registry import Registry
 
 __all__ = ["EEE_SCHEMA_VERSION", "LOWER_IS_BETTER", "eee_files", "model_id"]
 

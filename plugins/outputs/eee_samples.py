@@ -9,8 +9,8 @@ import json
 import math
 from typing import Any
 
-from plugins.outputs.record import ItemEntry, RunRecord
-from suites.registry import Registry
+from extractbench.plugins.outputs.record import ItemEntry, RunRecord
+from extractbench.suites.registry import Registry
 
 __all__ = [
     "EEE_SCHEMA_VERSION", "LOWER_IS_BETTER", "instance_rows", "lower_is_better", "score_range",

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from plugins.outputs.metric_facts import MetricFacts
-from plugins.outputs.record import ItemEntry
+from extractbench.plugins.outputs.metric_facts import MetricFacts
+from extractbench.plugins.outputs.record import ItemEntry
 
 __all__ = ["ItemRow", "item_rows", "as_text", "score_text", "STATUS_LABELS"]
 

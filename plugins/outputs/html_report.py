@@ -17,16 +17,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from extractbench.plugins.outputs.html_items import as_text, item_rows, score_text
+from extractbench.plugins.outputs.metric_facts import MetricFacts
+from extractbench.plugins.outputs.record import Aggregate, GateEntry, RunRecord
 from jinja2 import Environment, PackageLoader, select_autoescape
-
-from plugins.outputs.html_items import as_text, item_rows, score_text
-from plugins.outputs.metric_facts import MetricFacts
-from plugins.outputs.record import Aggregate, GateEntry, RunRecord
 
 __all__ = ["page_html", "as_text", "figures"]
 
 _ENV = Environment(
-    loader=PackageLoader("plugins.outputs", "templates"),
+    loader=PackageLoader("extractbench.plugins.outputs", "templates"),
     autoescape=select_autoescape(["html", "j2"]),
 )
 _ENV.filters["text"] = as_text

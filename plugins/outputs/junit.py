@@ -17,7 +17,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
-from plugins.outputs.record import RunRecord
+from extractbench.plugins.outputs.record import RunRecord
 
 __all__ = [
     "VerdictCase",

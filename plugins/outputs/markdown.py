@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from plugins.outputs.record import RunRecord
-from plugins.outputs.speed_report import gate_condition, gate_warnings, speed_markdown
+from extractbench.plugins.outputs.record import RunRecord
+from extractbench.plugins.outputs.speed_report import gate_condition, gate_warnings, speed_markdown
 
 __all__ = ["summary_markdown"]
 

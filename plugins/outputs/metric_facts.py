@@ -12,9 +12,9 @@ import fnmatch
 import math
 from dataclasses import dataclass, field
 
-from plugins.outputs.eee_samples import lower_is_better
-from plugins.outputs.record import ItemEntry, RunRecord
-from suites.registry import Registry
+from extractbench.plugins.outputs.eee_samples import lower_is_better
+from extractbench.plugins.outputs.record import ItemEntry, RunRecord
+from extractbench.suites.registry import Registry
 
 __all__ = ["Scale", "MetricFacts", "metric_facts", "scale_of", "UNIT"]
 

@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from plugins.outputs.metric_facts import MetricFacts, Scale
-from plugins.outputs.record import RunRecord
-from plugins.verdict.aggregate import metric_values
+from extractbench.plugins.outputs.metric_facts import MetricFacts, Scale
+from extractbench.plugins.outputs.record import RunRecord
+from extractbench.plugins.verdict.aggregate import metric_values
 
 __all__ = ["metric_plots", "distribution_plot"]
 

@@ -14,13 +14,12 @@ import secrets
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from extractbench.plugins.verdict.baseline import Comparison
+from extractbench.plugins.verdict.speed import SpeedChange, SpeedStats
 from pydantic import BaseModel, ConfigDict, Field
 
-from plugins.verdict.baseline import Comparison
-from plugins.verdict.speed import SpeedChange, SpeedStats
-
 if TYPE_CHECKING:
-    from plugins.verdict.decision import Verdict
+    from extractbench.plugins.verdict.decision import Verdict
 
 __all__ = [
     "SCHEMA_VERSION",

@@ -7,10 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from extractbench.plugins.outputs.record import READABLE_VERSIONS, SCHEMA_VERSION, RunRecord
+from extractbench.suites import safe_json
 from pydantic import ValidationError
-
-from plugins.outputs.record import READABLE_VERSIONS, SCHEMA_VERSION, RunRecord
-from suites import safe_json
 
 __all__ = ["RecordError", "parse_record", "load_record", "dump_record", "record_schema"]
 

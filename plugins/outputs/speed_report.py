@@ -3,8 +3,8 @@ show them (the figures are the record's ``speed``: ``plugins.verdict.speed``).""
 
 from __future__ import annotations
 
-from plugins.outputs.record import GateEntry, RunRecord
-from plugins.verdict.speed import SpeedStats
+from extractbench.plugins.outputs.record import GateEntry, RunRecord
+from extractbench.plugins.verdict.speed import SpeedStats
 
 __all__ = [
     "COLUMNS",

@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from plugins.outputs.markdown import summary_markdown
-from plugins.outputs.record import RunRecord
+from extractbench.plugins.outputs.markdown import summary_markdown
+from extractbench.plugins.outputs.record import RunRecord
 
 __all__ = ["STEP_SUMMARY_LIMIT", "StepSummary", "step_summary_target", "step_summary_markdown"]
 

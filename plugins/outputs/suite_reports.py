@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from plugins.outputs.record import RunRecord
-from suites.registry import Registry
+from extractbench.plugins.outputs.record import RunRecord
+from extractbench.suites.registry import Registry
 
 __all__ = ["suite_reports"]
 

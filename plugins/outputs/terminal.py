@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
-from plugins.outputs.endpoint_stats import endpoint_lines
-from plugins.outputs.record import Aggregate, GateEntry, RunRecord
-from plugins.outputs.speed_report import gate_condition, gate_warnings, speed_lines
+from extractbench.plugins.outputs.endpoint_stats import endpoint_lines
+from extractbench.plugins.outputs.record import Aggregate, GateEntry, RunRecord
+from extractbench.plugins.outputs.speed_report import gate_condition, gate_warnings, speed_lines
 
 __all__ = ["score_table", "summary_lines", "verdict_line", "self_judged_line", "SELF_JUDGED"]
 

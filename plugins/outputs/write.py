@@ -22,23 +22,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from fixtures.models.redact import known_secrets, redact_json, redact_secrets
-from plugins.outputs.ctrf import ctrf_json
-from plugins.outputs.eee import eee_files
-from plugins.outputs.html_report import page_html
-from plugins.outputs.junit import junit_xml
-from plugins.outputs.markdown import summary_markdown
-from plugins.outputs.metric_facts import MetricFacts, metric_facts
-from plugins.outputs.plots import metric_plots
-from plugins.outputs.record import RunRecord
-from plugins.outputs.record_io import dump_record
-from plugins.outputs.step_summary import StepSummary, step_summary_markdown
-from plugins.outputs.suite_reports import suite_reports
-from suites.files import write_output
-from suites.registry import Registry
+from extractbench.fixtures.models.redact import known_secrets, redact_json, redact_secrets
+from extractbench.plugins.outputs.ctrf import ctrf_json
+from extractbench.plugins.outputs.eee import eee_files
+from extractbench.plugins.outputs.html_report import page_html
+from extractbench.plugins.outputs.junit import junit_xml
+from extractbench.plugins.outputs.markdown import summary_markdown
+from extractbench.plugins.outputs.metric_facts import MetricFacts, metric_facts
+from extractbench.plugins.outputs.plots import metric_plots
+from extractbench.plugins.outputs.record import RunRecord
+from extractbench.plugins.outputs.record_io import dump_record
+from extractbench.plugins.outputs.step_summary import StepSummary, step_summary_markdown
+from extractbench.plugins.outputs.suite_reports import suite_reports
+from extractbench.suites.files import write_output
+from extractbench.suites.registry import Registry
 
 if TYPE_CHECKING:  # plugins.verdict imports the record models of this package
-    from plugins.verdict.decision import Verdict
+    from extractbench.plugins.verdict.decision import Verdict
 
 __all__ = ["Targets", "Written", "write_outputs", "remove_stale", "side_folder"]
 

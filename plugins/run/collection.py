@@ -16,17 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from fixtures.nodes import bench_item_of
-from plugins.run.config import RunConfig
-from plugins.run.selection import stratified_limit
-from plugins.run.state import USAGE_PREFIX, RunState
-from suites import derived_cache
-from suites.datasets.resolve import offline_from_env
-from suites.datasets.verify import verify_suite_data
-from suites.item import DataError, DataMissing, Item, SuiteData
-from suites.protocol import Suite
-from suites.registry import SOURCES_HINT
+from extractbench.fixtures.nodes import bench_item_of
+from extractbench.plugins.run.config import RunConfig
+from extractbench.plugins.run.selection import stratified_limit
+from extractbench.plugins.run.state import USAGE_PREFIX, RunState
+from extractbench.suites import derived_cache
+from extractbench.suites.datasets.resolve import offline_from_env
+from extractbench.suites.datasets.verify import verify_suite_data
+from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
+from extractbench.suites.protocol import Suite
+from extractbench.suites.registry import SOURCES_HINT
 
 __all__ = ["parametrize_suite", "exclude_unrecorded", "count_running"]
 

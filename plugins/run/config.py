@@ -12,17 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from fixtures.models.options import ModelOptions
-from plugins.outputs.ctrf import ci_run_id
-from plugins.outputs.exports import ExportError, parse_exports
-from plugins.outputs.paths import path_problems
-from plugins.outputs.record import RunRecord, new_run_id
-from plugins.outputs.record_io import RecordError, load_record
-from plugins.outputs.step_summary import step_summary_target
-from plugins.outputs.write import Targets
-from plugins.run.model_config import model_options
-from plugins.run.settings import (
+from extractbench.fixtures.models.options import ModelOptions
+from extractbench.plugins.outputs.ctrf import ci_run_id
+from extractbench.plugins.outputs.exports import ExportError, parse_exports
+from extractbench.plugins.outputs.paths import path_problems
+from extractbench.plugins.outputs.record import RunRecord, new_run_id
+from extractbench.plugins.outputs.record_io import RecordError, load_record
+from extractbench.plugins.outputs.step_summary import step_summary_target
+from extractbench.plugins.outputs.write import Targets
+from extractbench.plugins.run.command_suites import command_paths, selected_suites
+from extractbench.plugins.run.model_config import model_options
+from extractbench.plugins.run.settings import (
     Settings,
     SettingsError,
     project_pyprojects,
@@ -30,11 +30,11 @@ from plugins.run.settings import (
     typed_suite_options,
     unknown_gates,
 )
-from plugins.run.shard import Shard, parse_shard
-from plugins.verdict.decision import GateSet
-from plugins.verdict.gates import GateError
-from plugins.verdict.speed import check_max_slowdown
-from suites.registry import Registry
+from extractbench.plugins.run.shard import Shard, parse_shard
+from extractbench.plugins.verdict.decision import GateSet
+from extractbench.plugins.verdict.gates import GateError
+from extractbench.plugins.verdict.speed import check_max_slowdown
+from extractbench.suites.registry import Registry
 
 __all__ = ["RunConfig", "CONFIG_KEY", "run_config"]
 
@@ -104,8 +104,19 @@ def _read(path: str, option: str) -> RunRecord:
 
 def _benchmark(config: pytest.Config, registry: Registry) -> bool:
     """Whether the command runs suites (or re-scores a record): not the harness's own tests."""
-    return bool(
-        config.getoption("rescore") or registry.selected(config.args, config.invocation_params.dir)
+    return bool(config.getoption("rescore") or selected_suites(config, registry))
+
+
+def _rootdir_hint(config: pytest.Config) -> str:
+    """Why pytest may have passed over the project's configuration: it takes every argument
+    that names an existing path, an option's value included (``--data-dir DIR``), as a place
+    to look for its rootdir and config file."""
+    invocation = config.invocation_params.dir.resolve()
+    if invocation.is_relative_to(config.rootpath.resolve()):
+        return ""
+    return (
+        f" (pytest chose its rootdir {config.rootpath} from a path on the command line: "
+        "write path options with '=', e.g. --data-dir=DIR, or set EXTRACTBENCH_DATA)"
     )
 
 
@@ -117,7 +128,7 @@ def _settings(config: pytest.Config, registry: Registry) -> tuple[Settings, dict
             suite_options += [f"{suite.name}.{key}={value}" for key, value in given.items()]
     gates_file = config.getoption("gates_file")
     places = [config.invocation_params.dir, config.rootpath]
-    places += [config.invocation_params.dir / a.split("::")[0] for a in config.args]
+    places += [config.invocation_params.dir / a.split("::")[0] for a in command_paths(config)]
     try:
         settings = read_settings(
             config.inipath, config.getini("extractbench_gates"), config.getoption("gate"),
@@ -131,7 +142,8 @@ def _settings(config: pytest.Config, registry: Registry) -> tuple[Settings, dict
     if not config.getoption("ignore_project_gates") and _benchmark(config, registry):
         # a release gate the run silently drops would pass at any score
         problems += [
-            f"{w}; or --ignore-project-gates to run without them" for w in settings.warnings
+            f"{w}; or --ignore-project-gates to run without them{_rootdir_hint(config)}"
+            for w in settings.warnings
         ]
     if problems:
         raise pytest.UsageError("\n".join(problems))

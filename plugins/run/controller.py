@@ -19,24 +19,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from fixtures.models.redact import redact_text
-from fixtures.plugin import ModelSetup
-from plugins.outputs.terminal import summary_lines
-from plugins.outputs.write import Written
-from plugins.run.config import RunConfig
-from plugins.run.crashes import (
+from extractbench.fixtures.models.redact import redact_text
+from extractbench.fixtures.plugin import ModelSetup
+from extractbench.plugins.outputs.terminal import summary_lines
+from extractbench.plugins.outputs.write import Written
+from extractbench.plugins.run.config import RunConfig
+from extractbench.plugins.run.crashes import (
     FAULT_DIR_KEY,
     crash_message,
     crashed_item_entry,
     enable_fault_log,
     read_fault,
 )
-from plugins.run.data import prepare_data, select_suites
-from plugins.run.finish import finish_run, is_benchmark_run
-from plugins.run.progress import Heartbeat, Progress
-from plugins.run.state import USAGE_PREFIX, RunState
-from suites.locks import OutputBusy, OutputLocks
+from extractbench.plugins.run.data import prepare_data, select_suites
+from extractbench.plugins.run.finish import finish_run, is_benchmark_run
+from extractbench.plugins.run.progress import Heartbeat, Progress
+from extractbench.plugins.run.state import USAGE_PREFIX, RunState
+from extractbench.suites.locks import OutputBusy, OutputLocks
 
 __all__ = ["Controller", "WORKER_OUTPUT_KEY"]
 
@@ -256,7 +255,7 @@ class Controller:
         """``--dist loadgroup`` with recovery from a crashed worker that cannot hang."""
         if getattr(config.option, "dist", "no") != "loadgroup":
             return None
-        from plugins.run.scheduling import CrashSafeLoadGroupScheduling
+        from extractbench.plugins.run.scheduling import CrashSafeLoadGroupScheduling
 
         return CrashSafeLoadGroupScheduling(config, log)
 

@@ -7,14 +7,19 @@ import sys
 from contextlib import nullcontext
 
 import pytest
-
-from fixtures.plugin import ModelSetup
-from plugins.run.config import RunConfig
-from plugins.run.state import RunState
-from suites.datasets.manifest import load_manifest
-from suites.datasets.provenance import data_provenance
-from suites.datasets.resolve import DataChoice, DataDirError, choose_data_dir, offline_from_env
-from suites.registry import SOURCES_HINT
+from extractbench.fixtures.plugin import ModelSetup
+from extractbench.plugins.run.command_suites import selected_suites
+from extractbench.plugins.run.config import RunConfig
+from extractbench.plugins.run.state import RunState
+from extractbench.suites.datasets.manifest import load_manifest
+from extractbench.suites.datasets.provenance import data_provenance
+from extractbench.suites.datasets.resolve import (
+    DataChoice,
+    DataDirError,
+    choose_data_dir,
+    offline_from_env,
+)
+from extractbench.suites.registry import SOURCES_HINT
 
 __all__ = ["select_suites", "prepare_data"]
 
@@ -25,7 +30,7 @@ def select_suites(config: pytest.Config, cfg: RunConfig, state: RunState) -> Non
     Raises:
         pytest.UsageError: ``--rescore`` of a record that holds none of them.
     """
-    selected = cfg.registry.selected(config.args, config.invocation_params.dir)
+    selected = selected_suites(config, cfg.registry)
     if cfg.rescore is not None:
         held = sorted({it.suite for it in cfg.rescore.items})
         chosen = [spec for spec in selected if spec.name in held]

@@ -9,15 +9,14 @@ line counts a failed gate as a failed test.
 from __future__ import annotations
 
 import pytest
+from extractbench.fixtures.plugin import ModelSetup
+from extractbench.plugins.outputs.junit import verdict_cases
+from extractbench.plugins.outputs.write import Written
+from extractbench.plugins.run.config import RunConfig
+from extractbench.plugins.run.recording import build_record
+from extractbench.plugins.run.state import RunState
 
-import plugins.outputs
-import plugins.verdict
-from fixtures.plugin import ModelSetup
-from plugins.outputs.junit import verdict_cases
-from plugins.outputs.write import Written
-from plugins.run.config import RunConfig
-from plugins.run.recording import build_record
-from plugins.run.state import RunState
+from extractbench import plugins
 
 __all__ = ["finish_run", "is_benchmark_run"]
 

@@ -6,13 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from fixtures.models.gpus import parse_gpus
-from fixtures.models.hf_settings import parse_hf_settings
-from fixtures.models.llama_gpu import parse_llama_settings
-from fixtures.models.options import ModelOptionError, ModelOptions
-from fixtures.models.registry import backend_kind, installed_backends
-from suites.model import SettingsError
+from extractbench.fixtures.models.gpus import parse_gpus
+from extractbench.fixtures.models.hf_settings import parse_hf_settings
+from extractbench.fixtures.models.llama_gpu import parse_llama_settings
+from extractbench.fixtures.models.options import ModelOptionError, ModelOptions
+from extractbench.fixtures.models.registry import backend_kind, installed_backends
+from extractbench.suites.model import SettingsError
 
 __all__ = ["model_options"]
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-
-from fixtures.models.hf_settings import DTYPES, REUSE_MODES
-from fixtures.models.llama_gpu import FLASH_ATTN_MODES
-from fixtures.models.repack import REPACK_MODES
+from extractbench.fixtures.models.hf_settings import DTYPES, REUSE_MODES
+from extractbench.fixtures.models.llama_gpu import FLASH_ATTN_MODES
+from extractbench.fixtures.models.repack import REPACK_MODES
 
 __all__ = ["add_model_options", "add_hardware_options"]
 

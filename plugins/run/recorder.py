@@ -8,11 +8,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from fixtures.models.redact import redact_text
-from suites.item import Item
-from suites.model import Backend, Generation, RunStopper
-from suites.protocol import ItemResult, generate
+from extractbench.fixtures.models.redact import redact_text
+from extractbench.suites.item import Item
+from extractbench.suites.model import Backend, Generation, RunStopper
+from extractbench.suites.protocol import ItemResult, generate
 
 PROMPT_TAIL = 400  # characters of each prompt's end the record keeps (the per-item view)
 

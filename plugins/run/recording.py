@@ -8,13 +8,12 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 import pytest
-
-from fixtures.models.chat import SHOWN, chat_facts
-from fixtures.models.redact import redact_json, redact_text
-from fixtures.plugin import ModelSetup
-from plugins.outputs.code_version import code_version
-from plugins.outputs.endpoint_stats import endpoint_stats
-from plugins.outputs.record import (
+from extractbench.fixtures.models.chat import SHOWN, chat_facts
+from extractbench.fixtures.models.redact import redact_json, redact_text
+from extractbench.fixtures.plugin import ModelSetup
+from extractbench.plugins.outputs.code_version import code_version
+from extractbench.plugins.outputs.endpoint_stats import endpoint_stats
+from extractbench.plugins.outputs.record import (
     SCHEMA_VERSION,
     ItemEntry,
     RescoreOf,
@@ -22,8 +21,8 @@ from plugins.outputs.record import (
     Selection,
     item_counts,
 )
-from plugins.run.config import RunConfig
-from plugins.run.state import RunState
+from extractbench.plugins.run.config import RunConfig
+from extractbench.plugins.run.state import RunState
 
 __all__ = ["build_record", "selection_of"]
 

@@ -6,7 +6,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Sequence
 
-from suites.item import Item
+from extractbench.suites.item import Item
 
 __all__ = ["stratified_limit", "rank"]
 

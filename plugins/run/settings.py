@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from plugins.verdict.gates import Gate, GateError, gates_from_config, parse_gate
-from plugins.verdict.speed import SPEED_METRICS
-from suites.item import DataError
-from suites.registry import Registry
+from extractbench.plugins.verdict.gates import Gate, GateError, gates_from_config, parse_gate
+from extractbench.plugins.verdict.speed import SPEED_METRICS
+from extractbench.suites.item import DataError
+from extractbench.suites.registry import Registry
 
 __all__ = [
     "Settings",

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-
-from suites.item import Item, SuiteData
+from extractbench.suites.item import Item, SuiteData
 
 __all__ = ["RunState", "STATE_KEY", "USAGE_PREFIX"]
 

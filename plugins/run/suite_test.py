@@ -17,16 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-
-from fixtures.models.prefetch import prefetch_group, requests_of
-from fixtures.models.routing import routing
-from fixtures.models.wrappers import CachingBackend
-from fixtures.nodes import bench_items
-from plugins.run.config import CONFIG_KEY, RunConfig
-from plugins.run.recorder import ItemRecorder
-from plugins.run.state import STATE_KEY, RunState
-from suites.item import Item
-from suites.protocol import Models
+from extractbench.fixtures.models.prefetch import prefetch_group, requests_of
+from extractbench.fixtures.models.routing import routing
+from extractbench.fixtures.models.wrappers import CachingBackend
+from extractbench.fixtures.nodes import bench_items
+from extractbench.plugins.run.config import CONFIG_KEY, RunConfig
+from extractbench.plugins.run.recorder import ItemRecorder
+from extractbench.plugins.run.state import STATE_KEY, RunState
+from extractbench.suites.item import Item
+from extractbench.suites.protocol import Models
 
 __all__ = ["suite_test", "run_item"]
 

@@ -29,9 +29,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from plugins.run.crashes import crash_message, read_fault
-from suites import safe_json
+from extractbench.plugins.run.crashes import crash_message, read_fault
+from extractbench.suites import safe_json
 
 __all__ = [
     "JOURNAL_ENV",
@@ -83,8 +82,8 @@ def should_supervise(config: pytest.Config) -> bool:
 
 def _in_process(backend: str) -> bool:
     """Whether ``backend`` runs the model's native code in the pytest process."""
-    from fixtures.models.registry import backend_kind
-    from suites.model_files import ModelFileError
+    from extractbench.fixtures.models.registry import backend_kind
+    from extractbench.suites.model_files import ModelFileError
 
     try:
         return backend_kind(backend).in_process

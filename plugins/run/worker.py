@@ -7,11 +7,10 @@ import warnings
 from pathlib import Path
 
 import pytest
-
-from plugins.run.controller import WORKER_OUTPUT_KEY
-from plugins.run.crashes import FAULT_DIR_KEY, enable_fault_log
-from plugins.run.grouping import GroupingLost, ungrouped_items
-from plugins.run.state import RunState
+from extractbench.plugins.run.controller import WORKER_OUTPUT_KEY
+from extractbench.plugins.run.crashes import FAULT_DIR_KEY, enable_fault_log
+from extractbench.plugins.run.grouping import GroupingLost, ungrouped_items
+from extractbench.plugins.run.state import RunState
 
 __all__ = ["Worker"]
 

@@ -5,7 +5,7 @@ made (:mod:`plugins.verdict.decision`); callers reach it through this package's
 attribute, so every path (live run, ``--rescore``, merge, report) calls the same function.
 """
 
-from plugins.verdict.decision import GateSet, Verdict, decide
-from plugins.verdict.exit_codes import EXIT_CODES
+from extractbench.plugins.verdict.decision import GateSet, Verdict, decide
+from extractbench.plugins.verdict.exit_codes import EXIT_CODES
 
 __all__ = ["decide", "GateSet", "Verdict", "EXIT_CODES"]

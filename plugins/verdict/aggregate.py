@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from plugins.verdict.stats import estimate
+from extractbench.plugins.verdict.stats import estimate
 
 __all__ = ["aggregate", "metric_values"]
 

@@ -6,9 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from extractbench.plugins.verdict.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from pydantic import BaseModel, ConfigDict
-
-from plugins.verdict.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
 __all__ = ["Comparison", "compare_records", "paired_bootstrap", "baseline_section"]
 

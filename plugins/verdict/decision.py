@@ -18,15 +18,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from plugins.verdict.aggregate import aggregate
-from plugins.verdict.baseline import baseline_section
-from plugins.verdict.exit_codes import INTERNAL_ERROR, INTERRUPTED, OK, OUTPUT_ERROR, USAGE_ERROR
-from plugins.verdict.gates import Gate, evaluate_gates
-from plugins.verdict.speed import SpeedStats, speed_changes, speed_stats, speed_values
-from plugins.verdict.status import exit_status
+from extractbench.plugins.verdict.aggregate import aggregate
+from extractbench.plugins.verdict.baseline import baseline_section
+from extractbench.plugins.verdict.exit_codes import (
+    INTERNAL_ERROR,
+    INTERRUPTED,
+    OK,
+    OUTPUT_ERROR,
+    USAGE_ERROR,
+)
+from extractbench.plugins.verdict.gates import Gate, evaluate_gates
+from extractbench.plugins.verdict.speed import SpeedStats, speed_changes, speed_stats, speed_values
+from extractbench.plugins.verdict.status import exit_status
 
 if TYPE_CHECKING:  # the record's models are the outputs stage's; read here by attribute
-    from plugins.outputs.record import RunRecord, Selection
+    from extractbench.plugins.outputs.record import RunRecord, Selection
 
 __all__ = ["GateSet", "Verdict", "decide"]
 

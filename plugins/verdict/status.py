@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from plugins.verdict.exit_codes import (
+from extractbench.plugins.verdict.exit_codes import (
     CRASHED,
     FAILED,
     INTERNAL_ERROR,
@@ -14,10 +14,10 @@ from plugins.verdict.exit_codes import (
     OUTPUT_ERROR,
     USAGE_ERROR,
 )
-from plugins.verdict.gates import short_of_n
+from extractbench.plugins.verdict.gates import short_of_n
 
 if TYPE_CHECKING:
-    from plugins.outputs.record import RunRecord, Selection
+    from extractbench.plugins.outputs.record import RunRecord, Selection
 
 __all__ = ["exit_status"]
 

@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from suites import safe_json
-from suites.datasets.manifest import MANIFEST_PATH
-from suites.files import sha256_of
+from extractbench.suites import safe_json
+from extractbench.suites.datasets.manifest import MANIFEST_PATH
+from extractbench.suites.files import sha256_of
 
 VERSION = "2026.11.1"
 SOURCES: dict[str, dict[str, str]] = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from suites.datasets.manifest import Manifest
+from extractbench.suites.datasets.manifest import Manifest
 
 __all__ = ["CACHE_ENV", "data_cache_root", "data_cache_dir"]
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from suites import safe_json
+from extractbench.suites import safe_json
 
 __all__ = [
     "FDA_HEADINGS",

@@ -22,11 +22,11 @@ import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from suites.datasets import derive
-from suites.datasets.cache import data_cache_dir, data_cache_root
-from suites.datasets.manifest import FileEntry, Manifest
-from suites.files import atomic_write, fsync_folder
-from suites.locks import OutputBusy, PathLock
+from extractbench.suites.datasets import derive
+from extractbench.suites.datasets.cache import data_cache_dir, data_cache_root
+from extractbench.suites.datasets.manifest import FileEntry, Manifest
+from extractbench.suites.files import atomic_write, fsync_folder
+from extractbench.suites.locks import OutputBusy, PathLock
 
 __all__ = [
     "FetchError",
@@ -138,7 +138,7 @@ def fetch(
             lock.acquire(wait=True)
     except OSError as exc:
         raise FetchError(f"cannot write {dest}: {exc.strerror or exc}") from None
-    from suites.datasets.verify import DigestMemo  # it imports this module
+    from extractbench.suites.datasets.verify import DigestMemo  # it imports this module
 
     memo = DigestMemo()
     try:

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from suites import safe_json
-from suites.files import sha256_of
+from extractbench.suites import safe_json
+from extractbench.suites.files import sha256_of
 
 __all__ = [
     "MANIFEST_PATH",

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from suites.datasets.manifest import Manifest
-from suites.datasets.resolve import DataChoice
-from suites.datasets.verify import DigestMemo
+from extractbench.suites.datasets.manifest import Manifest
+from extractbench.suites.datasets.resolve import DataChoice
+from extractbench.suites.datasets.verify import DigestMemo
 
 __all__ = ["data_provenance"]
 

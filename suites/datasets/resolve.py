@@ -16,10 +16,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from suites.datasets.fetch import MIRROR_ENV, OFFLINE_ENV, FetchError, data_cache_dir, fetch
-from suites.datasets.manifest import Manifest
-from suites.item import DataError
-from suites.options import truthy
+from extractbench.suites.datasets.fetch import (
+    MIRROR_ENV,
+    OFFLINE_ENV,
+    FetchError,
+    data_cache_dir,
+    fetch,
+)
+from extractbench.suites.datasets.manifest import Manifest
+from extractbench.suites.item import DataError
+from extractbench.suites.options import truthy
 
 __all__ = ["DataChoice", "DataDirError", "ENV_VAR", "explicit_data_dir", "choose_data_dir"]
 
@@ -75,7 +81,7 @@ def offline_from_env() -> bool:
 def _refuse_changed(manifest: Manifest, cache: Path, suites: Sequence[str]) -> None:
     """Offline: a cached file that is there but is not the manifest's is an error (a
     missing one is reported by the caller, with the fetch command)."""
-    from suites.datasets.verify import DigestMemo, check_suite_files
+    from extractbench.suites.datasets.verify import DigestMemo, check_suite_files
 
     memo = DigestMemo()
     try:
@@ -114,7 +120,7 @@ def choose_data_dir(
     mirror = mirror or os.environ.get(MIRROR_ENV) or None
     cache = data_cache_dir(manifest)
     if wanted and cache.is_dir():
-        from suites.datasets.verify import DigestMemo
+        from extractbench.suites.datasets.verify import DigestMemo
 
         memo = DigestMemo()
         try:

@@ -22,10 +22,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from suites.datasets.cache import data_cache_dir, data_cache_root
-from suites.datasets.manifest import Manifest, load_manifest
-from suites.files import sha256_of
-from suites.item import DataError, DataMissing
+from extractbench.suites.datasets.cache import data_cache_dir, data_cache_root
+from extractbench.suites.datasets.manifest import Manifest, load_manifest
+from extractbench.suites.files import sha256_of
+from extractbench.suites.item import DataError, DataMissing
 
 __all__ = [
     "DataChanged", "DigestMemo", "MEMO_FILE", "Problem", "check_suite_files",

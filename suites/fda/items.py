@@ -13,14 +13,20 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from suites.derived_cache import cached_json, digest_of
-from suites.fda.chunking import CHUNK_TOKENS, ChunkingError, GemmaTokenizer, Tokenizer, chunk_spans
-from suites.fda.labels import apply_rule
-from suites.fda.suite import FdaOptions
-from suites.files import data_file, inside, read_text
-from suites.item import DataError, DataMissing, Item, SuiteData
-from suites.jsonl import iter_jsonl
-from suites.options import parse_options
+from extractbench.suites.derived_cache import cached_json, digest_of
+from extractbench.suites.fda.chunking import (
+    CHUNK_TOKENS,
+    ChunkingError,
+    GemmaTokenizer,
+    Tokenizer,
+    chunk_spans,
+)
+from extractbench.suites.fda.labels import apply_rule
+from extractbench.suites.fda.suite import FdaOptions
+from extractbench.suites.files import data_file, inside, read_text
+from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
+from extractbench.suites.jsonl import iter_jsonl
+from extractbench.suites.options import parse_options
 
 __all__ = [
     "LABELS_FILE", "MAX_TOKENS", "STOP", "read_labels", "build_items", "load_items",
@@ -171,7 +177,7 @@ def load_items(data_dir: Path, options: FdaOptions | Mapping[str, Any] | None = 
         if row["doc_id"] not in docs:
             docs[row["doc_id"]] = read_text(labels_path.parent / row["doc_file"])
 
-    from suites.model_files import default_model_path, file_sha256
+    from extractbench.suites.model_files import default_model_path, file_sha256
 
     model_path = default_model_path()
     sha = file_sha256(model_path)

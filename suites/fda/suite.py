@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from suites.item import Item
-from suites.protocol import ItemResult, Models, Suite, generate, lazy
+from extractbench.suites.item import Item
+from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
 
 __all__ = ["FdaOptions", "SUITE"]
 
@@ -31,7 +31,7 @@ class FdaOptions:
 
 def run(item: Item, models: Models, options: FdaOptions) -> ItemResult:
     """Generate the value after ``{key}:`` and score containment (0 or 1)."""
-    from suites.fda.metrics import containment
+    from extractbench.suites.fda.metrics import containment
 
     generation = generate(item, models.model)
     return ItemResult({"accuracy": containment(generation.text, item.reference)}, generation)
@@ -41,7 +41,7 @@ SUITE = Suite(
     name="fda",
     folder=Path(__file__).resolve().parent,
     test="test_fda.py::test_fda",
-    load=lazy("suites.fda.items:load_items"),
+    load=lazy("extractbench.suites.fda.items:load_items"),
     run=run,
     options=FdaOptions,
     breakdown=("key",),

@@ -20,8 +20,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from itertools import combinations
 
-from suites.minea.names import contains_phrase, name_key, normalise
-from suites.minea.needles import Needle
+from extractbench.suites.minea.names import contains_phrase, name_key, normalise
+from extractbench.suites.minea.needles import Needle
 
 __all__ = [
     "MAX_SHARED_KEYWORDS",

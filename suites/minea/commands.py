@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from suites.protocol import CommandTools
+from extractbench.suites.protocol import CommandTools
 
 __all__ = ["add_commands", "needles"]
 
@@ -45,10 +45,10 @@ def needles(args: argparse.Namespace, tools: CommandTools) -> int:
     if args.per_type < 1:
         print("extractbench needles: --per-type must be at least 1", file=sys.stderr)
         return USAGE_ERROR
-    from suites.item import DataError
-    from suites.minea.needlegen import llm_needles, template_header, template_needles
-    from suites.minea.needles import write_needles
-    from suites.minea.schema import load_schema
+    from extractbench.suites.item import DataError
+    from extractbench.suites.minea.needlegen import llm_needles, template_header, template_needles
+    from extractbench.suites.minea.needles import write_needles
+    from extractbench.suites.minea.schema import load_schema
 
     try:
         schema = load_schema(args.schema)
@@ -61,7 +61,7 @@ def needles(args: argparse.Namespace, tools: CommandTools) -> int:
         sha = write_needles(out, template_header(schema, args.per_type, args.seed), found)
         print(f"wrote {out}: {len(found)} needles, sha256 {sha}")
         return 0
-    from suites.model import ModelError
+    from extractbench.suites.model import ModelError
 
     try:
         data_dir = tools.data_dir(args.data_dir)

@@ -10,16 +10,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from suites.item import Item
-from suites.minea.encoder import load_encoder
-from suites.minea.extraction import Extraction, extract_document
-from suites.minea.infusion import Placement, remove_needles
-from suites.minea.matching import CRITERIA, judge_needle, match_needle
-from suites.minea.needles import Needle
-from suites.minea.quality import lost_in_the_middle, quality_scores
-from suites.minea.schema import Schema
-from suites.minea.scoring import criteria_table, minea_scores
-from suites.model import Backend, Generation
+from extractbench.suites.item import Item
+from extractbench.suites.minea.encoder import load_encoder
+from extractbench.suites.minea.extraction import Extraction, extract_document
+from extractbench.suites.minea.infusion import Placement, remove_needles
+from extractbench.suites.minea.matching import CRITERIA, judge_needle, match_needle
+from extractbench.suites.minea.needles import Needle
+from extractbench.suites.minea.quality import lost_in_the_middle, quality_scores
+from extractbench.suites.minea.schema import Schema
+from extractbench.suites.minea.scoring import criteria_table, minea_scores
+from extractbench.suites.model import Backend, Generation
 
 __all__ = ["DocumentResult", "evaluate_document"]
 

@@ -13,8 +13,7 @@ import importlib.util
 from typing import Any
 
 import numpy as np
-
-from suites.minea.sentences import sentences
+from extractbench.suites.minea.sentences import sentences
 
 __all__ = ["ENCODERS", "MINILM", "resolve_encoder", "load_encoder", "embed_document"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from suites import safe_json
+from extractbench.suites import safe_json
 
 __all__ = ["parse_entities", "parse_answer", "entity_text", "entity_values"]
 

@@ -21,9 +21,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from suites.minea.entities import entity_text, entity_values, parse_answer, parse_entities
-from suites.minea.schema import Schema
-from suites.model import Backend, ModelError, ask
+from extractbench.suites.minea.entities import (
+    entity_text,
+    entity_values,
+    parse_answer,
+    parse_entities,
+)
+from extractbench.suites.minea.schema import Schema
+from extractbench.suites.model import Backend, ModelError, ask
 
 __all__ = [
     "ENTITY_GRAMMAR",

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from suites.minea.needles import Needle
+from extractbench.suites.minea.needles import Needle
 
 __all__ = ["Infusion", "Placement", "boundaries", "infuse", "remove_needles"]
 

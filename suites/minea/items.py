@@ -20,19 +20,26 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from suites.files import data_file, inside, read_text
-from suites.item import DataError, DataMissing, Item, SuiteData
-from suites.jsonl import iter_jsonl
-from suites.meteor import wordnet_status
-from suites.minea.collisions import check_infusion, select_needles
-from suites.minea.encoder import MINILM, resolve_encoder
-from suites.minea.infusion import infuse
-from suites.minea.names import contains_phrase, name_key, normalise
-from suites.minea.needlegen import template_header, template_needles
-from suites.minea.needles import FORMAT, VERSION, Needle, NeedleSet, needles_text, read_needles
-from suites.minea.schema import Schema, load_schema
-from suites.minea.suite import MineaOptions
-from suites.options import parse_options
+from extractbench.suites.files import data_file, inside, read_text
+from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
+from extractbench.suites.jsonl import iter_jsonl
+from extractbench.suites.meteor import wordnet_status
+from extractbench.suites.minea.collisions import check_infusion, select_needles
+from extractbench.suites.minea.encoder import MINILM, resolve_encoder
+from extractbench.suites.minea.infusion import infuse
+from extractbench.suites.minea.names import contains_phrase, name_key, normalise
+from extractbench.suites.minea.needlegen import template_header, template_needles
+from extractbench.suites.minea.needles import (
+    FORMAT,
+    VERSION,
+    Needle,
+    NeedleSet,
+    needles_text,
+    read_needles,
+)
+from extractbench.suites.minea.schema import Schema, load_schema
+from extractbench.suites.minea.suite import MineaOptions
+from extractbench.suites.options import parse_options
 
 __all__ = ["MANIFEST", "load_items", "needle_set", "deal", "pick_decoys"]
 

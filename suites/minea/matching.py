@@ -21,12 +21,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from extractbench.suites.minea.extraction import entity_text, entity_values
+from extractbench.suites.minea.names import contains_phrase, name_key, normalise
+from extractbench.suites.minea.needles import Needle
+from extractbench.suites.model import Backend, ask
 from rapidfuzz import fuzz
-
-from suites.minea.extraction import entity_text, entity_values
-from suites.minea.names import contains_phrase, name_key, normalise
-from suites.minea.needles import Needle
-from suites.model import Backend, ask
 
 __all__ = [
     "CRITERIA",

@@ -14,9 +14,8 @@ import random
 import string
 from collections.abc import Callable
 
+from extractbench.suites.minea import vocabulary as V
 from faker import Faker
-
-from suites.minea import vocabulary as V
 
 __all__ = ["Template", "GENERATORS"]
 

@@ -16,13 +16,12 @@ import json
 import random
 from collections.abc import Sequence
 
+from extractbench.suites import safe_json
+from extractbench.suites.minea.needle_templates import GENERATORS
+from extractbench.suites.minea.needles import Needle
+from extractbench.suites.minea.schema import Schema
+from extractbench.suites.model import Backend
 from faker import Faker
-
-from suites import safe_json
-from suites.minea.needle_templates import GENERATORS
-from suites.minea.needles import Needle
-from suites.minea.schema import Schema
-from suites.model import Backend
 
 __all__ = [
     "template_header",

@@ -20,8 +20,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from suites.item import DataError
-from suites.jsonl import iter_jsonl
+from extractbench.suites.item import DataError
+from extractbench.suites.jsonl import iter_jsonl
 
 __all__ = ["Needle", "NeedleSet", "read_needles", "write_needles", "needles_text"]
 

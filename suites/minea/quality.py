@@ -27,11 +27,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-
-from suites.minea.extraction import Extraction, entity_text
-from suites.minea.names import contains_phrase, name_key, normalise
-from suites.minea.schema import Schema
-from suites.minea.sentences import sentences
+from extractbench.suites.minea.extraction import Extraction, entity_text
+from extractbench.suites.minea.names import contains_phrase, name_key, normalise
+from extractbench.suites.minea.schema import Schema
+from extractbench.suites.minea.sentences import sentences
 
 __all__ = [
     "QUALITY_METRICS",
@@ -92,7 +91,9 @@ def semantic_similarity(document: str, summary: str, encoder: Any = None) -> flo
     components = min(100, matrix.shape[0] - 1, matrix.shape[1] - 1)
     cosine = tfidf
     if encoder is not None:
-        from suites.minea.encoder import embed_document  # here: encoder imports this module
+        from extractbench.suites.minea.encoder import (
+            embed_document,  # here: encoder imports this module
+        )
 
         a, b = embed_document(encoder, document), embed_document(encoder, summary)
         cosine = max(0.0, float(a @ b)) if a is not None and b is not None else 0.0
@@ -106,7 +107,7 @@ def semantic_similarity(document: str, summary: str, encoder: Any = None) -> flo
 
 def meteor_available() -> bool:
     """Whether a WordNet for METEOR's synonym stage is installed (:mod:`suites.meteor`)."""
-    from suites.meteor import wordnet_reader
+    from extractbench.suites.meteor import wordnet_reader
 
     return wordnet_reader() is not None
 
@@ -121,7 +122,7 @@ def relevance(reference: str, hypothesis: str, wordnet: Any = None) -> float | N
     Returns:
         METEOR in [0, 1], 0 for an empty hypothesis, or None when WordNet is unavailable.
     """
-    from suites.meteor import meteor
+    from extractbench.suites.meteor import meteor
 
     return meteor(reference, hypothesis, gamma=0.0, wordnet=wordnet)
 

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from suites.minea.matching import CRITERIA
-from suites.minea.quality import QUALITY_METRICS
-from suites.minea.scoring import MAX_CONTROL_FP, criteria_table, minea_scores
+from extractbench.suites.minea.matching import CRITERIA
+from extractbench.suites.minea.quality import QUALITY_METRICS
+from extractbench.suites.minea.scoring import MAX_CONTROL_FP, criteria_table, minea_scores
 
 __all__ = ["tables", "summary_lines", "write_artifacts"]
 

@@ -14,8 +14,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from suites import safe_json
-from suites.item import DataError
+from extractbench.suites import safe_json
+from extractbench.suites.item import DataError
 
 __all__ = ["Schema", "load_schema", "DEFAULT_SCHEMA"]
 

@@ -25,7 +25,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from suites.minea.matching import CRITERIA
+from extractbench.suites.minea.matching import CRITERIA
 
 __all__ = ["MAX_CONTROL_FP", "found", "criteria_table", "minea_scores"]
 

@@ -12,9 +12,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from suites.item import DataError, Item
-from suites.model import Backend
-from suites.protocol import ItemResult, Models, OptionAdder, Suite, lazy
+from extractbench.suites.item import DataError, Item
+from extractbench.suites.model import Backend
+from extractbench.suites.protocol import ItemResult, Models, OptionAdder, Suite, lazy
 
 __all__ = ["MineaOptions", "SUITE", "judge_for"]
 
@@ -79,7 +79,7 @@ def judge_for(choice: str, models: Models) -> tuple[Backend | None, str]:
 
 @lru_cache(maxsize=4)
 def _schema(path: str | None) -> Any:
-    from suites.minea.schema import load_schema
+    from extractbench.suites.minea.schema import load_schema
 
     return load_schema(path)
 
@@ -94,8 +94,8 @@ def run(item: Item, models: Models, options: MineaOptions) -> ItemResult:
             in the document: ``meta["conflicts"]``); the item fails.
         ModelError: from the backend.
     """
-    from suites.minea.document import evaluate_document
-    from suites.minea.encoder import resolve_encoder
+    from extractbench.suites.minea.document import evaluate_document
+    from extractbench.suites.minea.encoder import resolve_encoder
 
     conflicts = item.meta.get("conflicts", {})
     if any(conflicts.values()):
@@ -121,8 +121,8 @@ def run(item: Item, models: Models, options: MineaOptions) -> ItemResult:
 
 def metrics() -> tuple[str, ...]:
     """Every metric name MINEA records."""
-    from suites.minea.matching import CRITERIA
-    from suites.minea.quality import QUALITY_METRICS
+    from extractbench.suites.minea.matching import CRITERIA
+    from extractbench.suites.minea.quality import QUALITY_METRICS
 
     return (
         "score", "score_no_llm", *CRITERIA, *(f"control_{c}" for c in CRITERIA),
@@ -150,7 +150,7 @@ def cli_options(getoption: Callable[[str], Any]) -> dict[str, Any]:
 
 def commands(subparsers: argparse._SubParsersAction) -> None:
     """``extractbench needles`` (see :mod:`suites.minea.commands`)."""
-    from suites.minea.commands import add_commands
+    from extractbench.suites.minea.commands import add_commands
 
     add_commands(subparsers)
 
@@ -159,14 +159,14 @@ SUITE = Suite(
     name="minea",
     folder=Path(__file__).resolve().parent,
     test="test_minea.py::test_minea",
-    load=lazy("suites.minea.items:load_items"),
+    load=lazy("extractbench.suites.minea.items:load_items"),
     run=run,
     options=MineaOptions,
     breakdown=("panel",),
     metrics=metrics,
     data=("minea/haystacks_manifest.jsonl",),
     data_source="docs/data.md#minea",
-    report="suites.minea.report",
+    report="extractbench.suites.minea.report",
     ranges=(  # counts, and relevance's coefficient of variation (std / mean)
         ("parse_failures", 0.0, math.inf),
         ("entities", 0.0, math.inf),

@@ -27,9 +27,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from suites import safe_json
-from suites.files import sha256_of
-from suites.item import DataError
+from extractbench.suites import safe_json
+from extractbench.suites.files import sha256_of
+from extractbench.suites.item import DataError
 
 __all__ = [
     "MINILM",

@@ -16,7 +16,7 @@ from __future__ import annotations
 import difflib
 import re
 
-from suites.strucbench.tables import ParsedTable
+from extractbench.suites.strucbench.tables import ParsedTable
 
 __all__ = ["ERROR_TYPES", "count_errors", "same_value_other_format"]
 

@@ -25,8 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from suites.strucbench.similarity import difflib_similarity, levenshtein_similarity
-from suites.strucbench.tables import PARSERS, ParsedTable, TableParseError
+from extractbench.suites.strucbench.similarity import difflib_similarity, levenshtein_similarity
+from extractbench.suites.strucbench.tables import PARSERS, ParsedTable, TableParseError
 
 __all__ = ["CORRECTIONS", "HScore", "HScoreMode", "MAXIMA", "hscore", "hscore_tables"]
 

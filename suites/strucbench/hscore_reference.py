@@ -35,8 +35,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from suites.strucbench.similarity import difflib_similarity, levenshtein_similarity
-from suites.strucbench.tables import NEWLINE_RE, RECOGNIZED_HTML_TAGS
+from extractbench.suites.strucbench.similarity import difflib_similarity, levenshtein_similarity
+from extractbench.suites.strucbench.tables import NEWLINE_RE, RECOGNIZED_HTML_TAGS
 
 __all__ = [
     "COMPONENTS",

@@ -21,19 +21,19 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from suites import safe_json
-from suites.derived_cache import cached_json, digest_of
-from suites.files import data_file, read_text
-from suites.item import DataError, DataMissing, Item, SuiteData
-from suites.meteor import wordnet_status
-from suites.options import parse_options
-from suites.strucbench import render
-from suites.strucbench.bertscore import bertscore_note, resolve_encoder
-from suites.strucbench.hscore import CORRECTIONS
-from suites.strucbench.prompts import build_prompt, instruction
-from suites.strucbench.suite import StrucbenchOptions
-from suites.strucbench.tables import PARSERS, TableParseError
-from suites.tableqa.html import HTMLTableError, check_complete
+from extractbench.suites import safe_json
+from extractbench.suites.derived_cache import cached_json, digest_of
+from extractbench.suites.files import data_file, read_text
+from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
+from extractbench.suites.meteor import wordnet_status
+from extractbench.suites.options import parse_options
+from extractbench.suites.strucbench import render
+from extractbench.suites.strucbench.bertscore import bertscore_note, resolve_encoder
+from extractbench.suites.strucbench.hscore import CORRECTIONS
+from extractbench.suites.strucbench.prompts import build_prompt, instruction
+from extractbench.suites.strucbench.suite import StrucbenchOptions
+from extractbench.suites.strucbench.tables import PARSERS, TableParseError
+from extractbench.suites.tableqa.html import HTMLTableError, check_complete
 
 __all__ = ["FORMATS", "load_items"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import typing
 from dataclasses import dataclass, field
 
-from suites.strucbench.errors import ERROR_TYPES, count_errors
-from suites.strucbench.hscore import MAXIMA, HScoreMode, hscore
-from suites.strucbench.hscore_reference import reference_hscore
-from suites.strucbench.tables import PARSERS, TableParseError
-from suites.text_metrics import rouge_l
+from extractbench.suites.strucbench.errors import ERROR_TYPES, count_errors
+from extractbench.suites.strucbench.hscore import MAXIMA, HScoreMode, hscore
+from extractbench.suites.strucbench.hscore_reference import reference_hscore
+from extractbench.suites.strucbench.tables import PARSERS, TableParseError
+from extractbench.suites.text_metrics import rouge_l
 
 __all__ = ["HSCORE_MODES", "H_NAMES", "TableMetrics", "sacrebleu_score", "table_metrics"]
 

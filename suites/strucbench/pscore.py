@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from suites import safe_json
+from extractbench.suites import safe_json
 
 __all__ = ["JUDGE_TEMPLATE", "JUDGE_GRAMMAR", "judge_prompt", "parse_judgment", "PScore", "combine"]
 

@@ -7,9 +7,9 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from suites.item import Item
-from suites.protocol import ItemResult, Models, Suite, generate, lazy
-from suites.strucbench.hscore import HScoreMode
+from extractbench.suites.item import Item
+from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
+from extractbench.suites.strucbench.hscore import HScoreMode
 
 __all__ = ["HScoreMode", "StrucbenchOptions", "SUITE", "JUDGE_MAX_TOKENS"]
 
@@ -49,10 +49,15 @@ def run(item: Item, models: Models, options: StrucbenchOptions) -> ItemResult:
         DataError: BERTScore asked for with an encoder that is missing.
         ModelError: from the backend.
     """
-    from suites.meteor import meteor
-    from suites.strucbench.bertscore import bertscore_f1, resolve_encoder
-    from suites.strucbench.metrics import table_metrics
-    from suites.strucbench.pscore import JUDGE_GRAMMAR, combine, judge_prompt, parse_judgment
+    from extractbench.suites.meteor import meteor
+    from extractbench.suites.strucbench.bertscore import bertscore_f1, resolve_encoder
+    from extractbench.suites.strucbench.metrics import table_metrics
+    from extractbench.suites.strucbench.pscore import (
+        JUDGE_GRAMMAR,
+        combine,
+        judge_prompt,
+        parse_judgment,
+    )
 
     fmt = item.meta["format"]
     generation = generate(item, models.model)
@@ -91,8 +96,8 @@ def run(item: Item, models: Models, options: StrucbenchOptions) -> ItemResult:
 
 def metrics() -> tuple[str, ...]:
     """Every metric name Struc-Bench records (per format, plus the judge's failures)."""
-    from suites.strucbench.errors import ERROR_TYPES
-    from suites.strucbench.metrics import H_NAMES
+    from extractbench.suites.strucbench.errors import ERROR_TYPES
+    from extractbench.suites.strucbench.metrics import H_NAMES
 
     per_format = [
         *H_NAMES, *(f"{name}_corrected" for name in H_NAMES), "sacrebleu", "bertscore",
@@ -107,7 +112,7 @@ SUITE = Suite(
     name="strucbench",
     folder=Path(__file__).resolve().parent,
     test="test_strucbench.py::test_strucbench",
-    load=lazy("suites.strucbench.items:load_items"),
+    load=lazy("extractbench.suites.strucbench.items:load_items"),
     run=run,
     options=StrucbenchOptions,
     breakdown=("format", "source"),

@@ -14,15 +14,15 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
-from suites.item import DataError, Item, LazyText, SuiteData
-from suites.options import parse_options
-from suites.tableqa import synthetic
-from suites.tableqa.metrics import MATCH_METRICS
-from suites.tableqa.prompts import SYSTEM_PROMPTS, prompt_prefix
-from suites.tableqa.questions import FILTER_RULES, TEMPLATES
-from suites.tableqa.subsets import LOOKUP_SUBSETS, SubsetQuestions, subset_questions
-from suites.tableqa.suite import TableQAOptions
-from suites.tableqa.tables import to_markdown
+from extractbench.suites.item import DataError, Item, LazyText, SuiteData
+from extractbench.suites.options import parse_options
+from extractbench.suites.tableqa import synthetic
+from extractbench.suites.tableqa.metrics import MATCH_METRICS
+from extractbench.suites.tableqa.prompts import SYSTEM_PROMPTS, prompt_prefix
+from extractbench.suites.tableqa.questions import FILTER_RULES, TEMPLATES
+from extractbench.suites.tableqa.subsets import LOOKUP_SUBSETS, SubsetQuestions, subset_questions
+from extractbench.suites.tableqa.suite import TableQAOptions
+from extractbench.suites.tableqa.tables import to_markdown
 
 __all__ = ["load_items"]
 

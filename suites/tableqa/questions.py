@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from suites.tableqa.tables import Table
+from extractbench.suites.tableqa.tables import Table
 
 __all__ = [
     "FILTERS",

@@ -16,10 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-from suites.tableqa import article
-from suites.tableqa.metrics import MATCH_METRICS
-from suites.tableqa.subsets import LOOKUP_SUBSETS
+from extractbench.suites.tableqa import article
+from extractbench.suites.tableqa.metrics import MATCH_METRICS
+from extractbench.suites.tableqa.subsets import LOOKUP_SUBSETS
 
 __all__ = [
     "results_table",

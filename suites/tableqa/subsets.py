@@ -12,11 +12,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from suites.derived_cache import cached_json, digest_of
-from suites.tableqa import synthetic
-from suites.tableqa.questions import Question, filter_counts, sample_questions
-from suites.tableqa.tables import Table
-from suites.tableqa.wiki import (
+from extractbench.suites.derived_cache import cached_json, digest_of
+from extractbench.suites.tableqa import synthetic
+from extractbench.suites.tableqa.questions import Question, filter_counts, sample_questions
+from extractbench.suites.tableqa.tables import Table
+from extractbench.suites.tableqa.wiki import (
     MAX_HEIGHT,
     MAX_WIDTH,
     MIN_WIDTH,
@@ -24,7 +24,7 @@ from suites.tableqa.wiki import (
     wiki_html_files,
     wiki_tables,
 )
-from suites.tableqa.wtq_csv import csv_agreement
+from extractbench.suites.tableqa.wtq_csv import csv_agreement
 
 __all__ = ["LOOKUP_SUBSETS", "SubsetQuestions", "subset_questions"]
 

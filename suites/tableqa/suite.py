@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from suites.item import Item
-from suites.protocol import ItemResult, Models, Suite, generate, lazy
+from extractbench.suites.item import Item
+from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
 
 __all__ = ["TableQAOptions", "TableBenchOptions", "TABLEQA", "TABLEBENCH"]
 
@@ -56,7 +56,7 @@ class TableBenchOptions:
 
 def run_tableqa(item: Item, models: Models, options: TableQAOptions) -> ItemResult:
     """Generate the answer; exact match (strict and normalised) and containment, 0 or 1."""
-    from suites.tableqa.metrics import contains, exact_match, exact_match_normalized
+    from extractbench.suites.tableqa.metrics import contains, exact_match, exact_match_normalized
 
     generation = generate(item, models.model)
     text, reference = generation.text, item.reference
@@ -71,9 +71,9 @@ def run_tableqa(item: Item, models: Models, options: TableQAOptions) -> ItemResu
 def run_tablebench(item: Item, models: Models, options: TableBenchOptions) -> ItemResult:
     """Generate; the text after the last ``Final Answer:`` is scored with ROUGE-L for
     DataAnalysis questions and normalised exact match otherwise (TableBench, Section 4)."""
-    from suites.tableqa.metrics import exact_match_normalized
-    from suites.tableqa.tablebench import final_answer
-    from suites.text_metrics import rouge_l
+    from extractbench.suites.tableqa.metrics import exact_match_normalized
+    from extractbench.suites.tableqa.tablebench import final_answer
+    from extractbench.suites.text_metrics import rouge_l
 
     generation = generate(item, models.model)
     answer = final_answer(generation.text)
@@ -88,14 +88,14 @@ TABLEQA = Suite(
     name="tableqa",
     folder=_FOLDER,
     test="test_tableqa.py::test_tableqa",
-    load=lazy("suites.tableqa.items:load_items"),
+    load=lazy("extractbench.suites.tableqa.items:load_items"),
     run=run_tableqa,
     options=TableQAOptions,
     breakdown=("subset", "width", "row", "distance"),
     metrics=("exact_match", "exact_match_normalized", "contains"),
     data=("tableqa/wtq/csv/*/*.html",),
     data_source="docs/data.md#tableqa",
-    report="suites.tableqa.report",
+    report="extractbench.suites.tableqa.report",
     prefetch=True,
 )
 
@@ -103,7 +103,7 @@ TABLEBENCH = Suite(
     name="tablebench",
     folder=_FOLDER,
     test="test_tableqa.py::test_tablebench",
-    load=lazy("suites.tableqa.tablebench_items:load_tablebench"),
+    load=lazy("extractbench.suites.tableqa.tablebench_items:load_tablebench"),
     run=run_tablebench,
     options=TableBenchOptions,
     breakdown=("qtype", "qsubtype"),

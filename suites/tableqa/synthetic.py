@@ -18,12 +18,11 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, NamedTuple
 
+from extractbench.suites.tableqa.tables import Table
 from faker import Faker
 
-from suites.tableqa.tables import Table
-
 if TYPE_CHECKING:
-    from suites.tableqa.questions import Question
+    from extractbench.suites.tableqa.questions import Question
 
 __all__ = ["SUBSETS", "TableSpec", "generate", "letters", "sample_questions"]
 
@@ -193,8 +192,8 @@ def sample_questions(
     Returns:
         (questions in (W, r, k) order, table name -> :class:`TableSpec`).
     """
-    from suites.tableqa.questions import Question
-    from suites.tableqa.tables import to_markdown
+    from extractbench.suites.tableqa.questions import Question
+    from extractbench.suites.tableqa.tables import to_markdown
 
     questions: list[Question] = []
     specs: dict[str, TableSpec] = {}

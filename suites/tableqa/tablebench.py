@@ -14,8 +14,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from suites.item import DataError
-from suites.jsonl import iter_jsonl
+from extractbench.suites.item import DataError
+from extractbench.suites.jsonl import iter_jsonl
 
 __all__ = [
     "TEST_FILE",

@@ -12,11 +12,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from suites.files import data_file
-from suites.item import DataError, DataMissing, Item, SuiteData
-from suites.options import parse_options
-from suites.tableqa import tablebench
-from suites.tableqa.suite import TableBenchOptions
+from extractbench.suites.files import data_file
+from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
+from extractbench.suites.options import parse_options
+from extractbench.suites.tableqa import tablebench
+from extractbench.suites.tableqa.suite import TableBenchOptions
 
 __all__ = ["load_tablebench", "tablebench_from_hub"]
 

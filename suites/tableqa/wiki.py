@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from suites.files import data_file, read_text
-from suites.item import DataError, DataMissing
-from suites.tableqa.html import HTMLTableError, html_to_table
-from suites.tableqa.tables import Table
+from extractbench.suites.files import data_file, read_text
+from extractbench.suites.item import DataError, DataMissing
+from extractbench.suites.tableqa.html import HTMLTableError, html_to_table
+from extractbench.suites.tableqa.tables import Table
 
 __all__ = [
     "WTQ_DIR",

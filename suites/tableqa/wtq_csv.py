@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from suites.files import read_text
-from suites.tableqa.tables import Table
+from extractbench.suites.files import read_text
+from extractbench.suites.tableqa.tables import Table
 
 __all__ = ["read_wtq_csv", "aligned_cells", "csv_agreement"]
 
