@@ -20,7 +20,7 @@ from extractbench.plugins.outputs.record import RunRecord, new_run_id
 from extractbench.plugins.outputs.record_io import RecordError, load_record
 from extractbench.plugins.outputs.step_summary import step_summary_target
 from extractbench.plugins.outputs.write import Targets
-from extractbench.plugins.run.command_suites import command_paths, selected_suites
+from extractbench.plugins.run.command_suites import selected_suites
 from extractbench.plugins.run.model_config import model_options
 from extractbench.plugins.run.settings import (
     Settings,
@@ -128,7 +128,8 @@ def _settings(config: pytest.Config, registry: Registry) -> tuple[Settings, dict
             suite_options += [f"{suite.name}.{key}={value}" for key, value in given.items()]
     gates_file = config.getoption("gates_file")
     places = [config.invocation_params.dir, config.rootpath]
-    places += [config.invocation_params.dir / a.split("::")[0] for a in command_paths(config)]
+    # --pyargs names resolve to the installed package, not to a project: not a place here
+    places += [config.invocation_params.dir / a.split("::")[0] for a in config.args]
     try:
         settings = read_settings(
             config.inipath, config.getini("extractbench_gates"), config.getoption("gate"),
