@@ -159,6 +159,10 @@ class Suite:
         judged: the metrics (``fnmatch`` patterns) the judge model decides; on an item whose
             ``details["self_judged"]`` is true the model under test judged them itself, and
             every report marks them (``plugins.outputs.metric_facts``).
+        on_request: the suite measures the user's own files named by its options (``kv``),
+            so a command selects it only by naming it (its folder, test file or
+            ``--pyargs`` package), never by a folder above it: ``pytest suites/`` runs the
+            papers' suites.
     """
 
     name: str
@@ -178,6 +182,7 @@ class Suite:
     prefetch: bool = False
     ranges: tuple[tuple[str, float, float], ...] = ()
     judged: tuple[str, ...] = ()
+    on_request: bool = False
 
     def score_range(self, metric: str) -> tuple[float, float]:
         """The declared range of ``metric`` (without the suite prefix): the first of

@@ -107,8 +107,8 @@ class Registry:
     def selected(self, args: Iterable[str], invocation_dir: Path) -> list[Suite]:
         """The suites a pytest command's paths select, in registry order.
 
-        A path selects a suite when it is the suite's folder, a folder above it, a path
-        inside it, or the suite's test file; a node id (``file::function[...]``)
+        A path selects a suite when it is the suite's folder, a folder above it (not for a
+        suite run ``on_request``), a path inside it, or the suite's test file; a node id (``file::function[...]``)
         selects the suite whose test function it names.
 
         Args:
@@ -122,7 +122,7 @@ class Registry:
             for arg in args:
                 path_text, _, rest = str(arg).partition("::")
                 path = (invocation_dir / path_text).resolve()
-                if path == folder or folder.is_relative_to(path):
+                if path == folder or (folder.is_relative_to(path) and not spec.on_request):
                     chosen.append(spec)
                     break
                 if path.is_relative_to(folder):

@@ -117,9 +117,9 @@ def test_entry_points_that_are_broken_or_misnamed_are_one_line_errors(tmp_path, 
         Registry.installed([Registry.installed(entry_points=[twice]).get("other")], [twice])
 
 
-def test_the_installed_suites_are_the_papers_five_entry_points():
+def test_the_installed_suites_are_the_papers_five_and_the_user_s_kv():
     registry = Registry.installed()
-    assert registry.names == ["fda", "minea", "strucbench", "tablebench", "tableqa"]
+    assert registry.names == ["fda", "kv", "minea", "strucbench", "tablebench", "tableqa"]
     for suite in registry.suites.values():
         assert isinstance(suite, Suite) and suite.metric_names()
         assert (suite.folder / suite.test.split("::")[0]).is_file()
@@ -155,3 +155,15 @@ def test_item_meta_holds_facts_only_never_options(name):
             assert item.meta[key] != values[key], (item.id, key)
         assert "extraction" not in item.meta and "options" not in item.meta
     json.dumps([dict(it.meta) for it in items])  # JSON-safe facts
+
+
+def test_a_suite_run_on_request_is_selected_only_when_named():
+    """``pytest suites/`` runs the papers' suites; ``kv`` (the user's own items) runs when its
+    folder, its test file or one of its node ids is named."""
+    registry = Registry.installed()
+    root = Path(__file__).resolve().parents[1]
+    names = lambda *args: [s.name for s in registry.selected(args, root)]  # noqa: E731
+    assert "kv" not in names("suites") and "fda" in names("suites")
+    assert names("suites/kv") == names("suites/kv/test_kv.py") == ["kv"]
+    assert names("suites/kv/test_kv.py::test_kv") == ["kv"]
+    assert names("suites", "suites/kv") == registry.names

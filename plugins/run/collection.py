@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from extractbench.fixtures.nodes import bench_item_of
+from extractbench.plugins.run.command_suites import selected_suites
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.selection import stratified_limit
 from extractbench.plugins.run.state import USAGE_PREFIX, RunState
@@ -37,9 +38,10 @@ def _collect_error(name: str, problem: str) -> pytest.Collector.CollectError:
 
 def _load(state: RunState, cfg: RunConfig, suite: Suite, data_dir: Path | None) -> SuiteData:
     if suite.name not in state.loaded:
-        if data_dir is None:
+        local = suite.reads_local_data(cfg.suite_options.get(suite.name))
+        if data_dir is None and local:
             raise DataMissing(f"no data folder: {SOURCES_HINT}")
-        if suite.reads_local_data(cfg.suite_options.get(suite.name)):
+        if local:
             # every manifest file of the suite, against its sha256 (a memo keeps it cheap
             # while unchanged); a changed or missing one is a DataError: exit 4
             verify_suite_data(data_dir, suite.name, allow_changed=cfg.allow_changed_data)
@@ -104,6 +106,12 @@ def parametrize_suite(
             name, f"not a registered suite (known: {', '.join(cfg.registry.names)}); register "
             "it with the pytest_extractbench_suites hook",
         )  # fmt: skip
+    # a suite run on request, collected under a folder above it (workers decide as the
+    # controller does: from the command's own paths)
+    if suite.on_request and suite not in selected_suites(metafunc.config, cfg.registry):
+        state.excluded.add(name)
+        metafunc.parametrize("bench_item", [])
+        return
     wanted: set[str] = set()
     if cfg.rescore is not None:
         wanted = {it.id for it in cfg.rescore.items if it.suite == name}
@@ -140,7 +148,8 @@ def parametrize_suite(
 
 
 def exclude_unrecorded(config: pytest.Config, state: RunState, items: list[pytest.Item]) -> None:
-    """Deselect the tests of suites a ``--rescore`` record does not hold."""
+    """Deselect the tests of suites this run leaves out: those a ``--rescore`` record does
+    not hold, and suites run on request that the command did not name."""
     if not state.excluded:
         return
     keep, drop = [], []

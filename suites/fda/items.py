@@ -30,7 +30,7 @@ from extractbench.suites.options import parse_options
 
 __all__ = [
     "LABELS_FILE", "MAX_TOKENS", "STOP", "read_labels", "build_items", "load_items",
-    "load_based_fda",
+    "load_based_fda", "chunk_documents",
 ]  # fmt: skip
 
 LABELS_FILE = "fda/fda_kv_labels_derived.jsonl"
@@ -128,9 +128,16 @@ def build_items(
     return items, unmatched
 
 
-def _chunk_all(
+def chunk_documents(
     docs: dict[str, str], make_tokenizer: Callable[[], Tokenizer], tokenizer_sha: str
 ) -> tuple[dict[str, list[tuple[int, int]]], str]:
+    """Each document's chunk spans (:func:`suites.fda.chunking.chunk_spans`, 1,920 tokens),
+    cached in the user cache by the documents' text and the tokenizer's SHA-256; and the
+    tokenizer's name. ``docs``: doc_id -> text.
+
+    Raises:
+        DataError: the tokenizer's pieces do not reproduce a document's text.
+    """
     def compute() -> dict[str, Any]:
         tokenizer = make_tokenizer()
         try:
@@ -181,7 +188,7 @@ def load_items(data_dir: Path, options: FdaOptions | Mapping[str, Any] | None = 
 
     model_path = default_model_path()
     sha = file_sha256(model_path)
-    spans, tokenizer_name = _chunk_all(docs, lambda: GemmaTokenizer(model_path, sha), sha)
+    spans, tokenizer_name = chunk_documents(docs, lambda: GemmaTokenizer(model_path, sha), sha)
     items, unmatched = build_items(labels, docs, spans)
     notes: dict[str, Any] = {
         "source": "Arora et al. 2024 (Based) FDA task; lm-evaluation-harness fda",

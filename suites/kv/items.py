@@ -1,0 +1,199 @@
+"""The ``kv`` suite's items: a user's JSON Lines file of (document, key, value), built into
+FDA-style items (prompt ``{chunk}\\n{key}:``, the chunk that holds the value).
+
+Each line is one JSON object::
+
+    {"document": "filings/k123.txt", "key": "applicant", "value": "Acme Medical"}
+    {"document": "Invoice 7 ... Total: 12.50 EUR", "key": "total", "value": ["12.50", "12,50"]}
+
+``document`` is a path (one line, ending in a file suffix such as ``.txt`` or ``.md``; relative
+to the JSONL file's folder) or the document's text; ``value`` one accepted value or a list of
+them; ``id`` (optional) names the item. Everything is checked before the first model call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Any
+
+from extractbench.suites.derived_cache import digest_of
+from extractbench.suites.fda.chunking import GemmaTokenizer
+from extractbench.suites.fda.items import MAX_TOKENS, STOP, chunk_documents
+from extractbench.suites.files import read_text
+from extractbench.suites.item import DataError, Item, SuiteData
+from extractbench.suites.jsonl import iter_jsonl
+from extractbench.suites.kv.suite import KvOptions
+from extractbench.suites.options import parse_options
+
+__all__ = ["read_rows", "build_items", "load_items"]
+
+_FIELDS = {"document", "key", "value", "id"}
+_PATH_LIKE = re.compile(r"\.[A-Za-z0-9]{1,8}$")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "x"
+
+
+def _values(value: Any) -> list[str] | None:
+    """``value`` as a non-empty list of non-empty strings; None when it is not one."""
+    values = value if isinstance(value, list) else [value]
+    if values and all(isinstance(v, str) and v.strip() for v in values):
+        return [v.strip() for v in values]
+    return None
+
+
+def _document(text: str, folder: Path, where: str) -> tuple[str, str]:
+    """(doc_id, text) of a ``document`` field: a file's path as written, or the text."""
+    if "\n" not in text and len(text) < 1024 and _PATH_LIKE.search(text.strip()):
+        path = folder / text.strip()
+        try:
+            return text.strip(), read_text(path)
+        except DataError as exc:
+            raise DataError(f"{where}: document {text.strip()!r} cannot be read: {exc}") from None
+    return "text-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12], text
+
+
+def read_rows(path: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Read and check the items file.
+
+    Returns:
+        (rows, documents): rows with ``line``, ``doc_id``, ``key``, ``values`` (list of
+        str) and ``id`` (str or None), in file order; doc_id -> document text.
+
+    Raises:
+        DataError: ``file:line: ...`` for a line that is not a JSON object, lacks a field,
+            has a field of the wrong type or an unknown one, names a document that cannot be
+            read, or repeats an id or a (document, key) pair; ``file: no items`` for a file
+            without any.
+    """
+    rows: list[dict[str, Any]] = []
+    documents: dict[str, str] = {}
+    seen_ids: dict[str, int] = {}
+    seen_pairs: dict[tuple[str, str], int] = {}
+    for lineno, row in iter_jsonl(path):
+        where = f"{path}:{lineno}"
+        unknown = sorted(set(row) - _FIELDS)
+        if unknown:
+            raise DataError(f"{where}: unknown field(s) {', '.join(unknown)} (known: "
+                            "document, key, value, id)")  # fmt: skip
+        missing = [f for f in ("document", "key", "value") if f not in row]
+        if missing:
+            raise DataError(f"{where}: missing field(s) {', '.join(missing)}")
+        for name in ("document", "key"):
+            if not isinstance(row[name], str) or not row[name].strip():
+                raise DataError(f"{where}: {name} must be a non-empty string")
+        values = _values(row["value"])
+        if values is None:
+            raise DataError(f"{where}: value must be a non-empty string or a list of them")
+        item_id = row.get("id")
+        if item_id is not None and (not isinstance(item_id, str) or not item_id.strip()):
+            raise DataError(f"{where}: id must be a non-empty string")
+        doc_id, text = _document(row["document"], path.parent, where)
+        if not text.strip():
+            raise DataError(f"{where}: document {doc_id!r} is empty")
+        documents[doc_id] = text
+        key = row["key"].strip()
+        if item_id is not None:
+            if item_id in seen_ids:
+                raise DataError(f"{where}: duplicate id {item_id!r} (line {seen_ids[item_id]})")
+            seen_ids[item_id] = lineno
+        elif (doc_id, key) in seen_pairs:
+            raise DataError(f"{where}: duplicate item: document {doc_id!r}, key {key!r} (line "
+                            f"{seen_pairs[(doc_id, key)]}); give each an id")  # fmt: skip
+        seen_pairs.setdefault((doc_id, key), lineno)
+        rows.append({"line": lineno, "doc_id": doc_id, "key": key, "values": values,
+                     "id": item_id})  # fmt: skip
+    if not rows:
+        raise DataError(f"{path}: no items (one JSON object per line, see docs/suites/kv.md)")
+    return rows, documents
+
+
+def build_items(
+    rows: list[dict[str, Any]], docs: dict[str, str], spans: dict[str, list[tuple[int, int]]]
+) -> tuple[list[Item], list[int]]:
+    """One item per row, in the first chunk of its document that contains one of its values
+    (case-insensitive, as the metric matches), as the FDA suite places its labels.
+
+    Returns:
+        (items, unmatched): items ordered by document, chunk, then file order (a chunk's
+        items consecutive: one group); the line numbers of rows whose values occur in no
+        single chunk (no item).
+    """
+    placed: dict[tuple[str, int], list[Item]] = {}
+    unmatched: list[int] = []
+    for row in rows:
+        doc_id, key = row["doc_id"], row["key"]
+        patterns = [re.compile(re.escape(v), re.IGNORECASE) for v in row["values"]]
+        for index, (a, b) in enumerate(spans[doc_id]):
+            chunk = docs[doc_id][a:b]
+            if any(p.search(chunk) for p in patterns):
+                group = f"kv/{_slug(doc_id)}/c{index}"
+                placed.setdefault((doc_id, index), []).append(
+                    Item(
+                        id=f"{group}/{_slug(row['id'] or key)}", group=group, prefix=chunk + "\n",
+                        suffix=f"{key}:", reference=row["values"][0],
+                        meta={"key": key, "doc_id": doc_id, "chunk": index,
+                              "values": row["values"], "line": row["line"]},
+                        max_tokens=MAX_TOKENS, stop=STOP,
+                    )
+                )  # fmt: skip
+                break
+        else:
+            unmatched.append(row["line"])
+    order = {doc_id: n for n, doc_id in enumerate(docs)}
+    keys = sorted(placed, key=lambda k: (order[k[0]], k[1]))
+    return [item for k in keys for item in placed[k]], unmatched
+
+
+def load_items(
+    data_dir: Path | None, options: KvOptions | dict[str, Any] | None = None
+) -> SuiteData:
+    """The items of ``kv.path`` (the data dir is not read).
+
+    Documents are chunked as the FDA suite's are (1,920 tokens of the packaged default
+    model's Gemma 3 tokenizer, whatever model is evaluated). A row whose values occur in no
+    single chunk is no item; the record counts and lists them (``file:line``).
+
+    Raises:
+        DataError: ``kv.path`` not given or not a file, or a bad line (see :func:`read_rows`).
+    """
+    opts = parse_options("kv", KvOptions, options)
+    if not opts.path:
+        raise DataError("kv.path=FILE is required: the JSON Lines file of your items "
+                        "(--suite-option kv.path=items.jsonl; docs/suites/kv.md)")  # fmt: skip
+    path = Path(opts.path).expanduser()
+    if not path.is_file():
+        raise DataError(f"kv.path={opts.path}: no such file")
+    rows, docs = read_rows(path)
+
+    from extractbench.suites.model_files import default_model_path, file_sha256
+
+    model_path = default_model_path()
+    sha = file_sha256(model_path)
+    spans, tokenizer_name = chunk_documents(docs, lambda: GemmaTokenizer(model_path, sha), sha)
+    items, unmatched = build_items(rows, docs, spans)
+    if not items:
+        raise DataError(f"{path}: no item: no row's value occurs in its document")
+    notes: dict[str, Any] = {
+        "source": "the user's items (kv.path), the FDA task's protocol (Arora et al. 2024, Based)",
+        "path": str(path.resolve()),
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "documents": len(docs),
+        "documents_sha256": digest_of(part for d in sorted(docs) for part in (d, docs[d])),
+        "rows": len(rows),
+        "tokenizer": tokenizer_name,
+        "chunks": sum(len(s) for s in spans.values()),
+        "rows_unmatched": len(unmatched),
+        "unmatched": [f"{path}:{line}" for line in unmatched],
+        "max_tokens": MAX_TOKENS,
+        "stop": list(STOP),
+    }
+    if unmatched:
+        notes["warning_unmatched"] = (
+            f"{len(unmatched)} of {len(rows)} rows have no value found in a single chunk of "
+            "their document and are not items (listed under suites.kv.notes.unmatched)"
+        )
+    return SuiteData(items=items, notes=notes)

@@ -1,0 +1,122 @@
+"""The ``kv`` suite: key-value extraction on a user's own JSON Lines file, run from a project
+folder by ``--pyargs``; every bad input is one line naming ``file:line`` and exit 4 before
+any model call."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+MODES = {"serial": (), "xdist": ("-n", "2")}
+
+
+def _project(pytester: pytest.Pytester, rows: list[dict] | None = None) -> None:
+    (pytester.path / "docs").mkdir()
+    made = []
+    for i in range(10):
+        (pytester.path / "docs" / f"inv{i}.txt").write_text(
+            f"INVOICE {i}\nissuer: Company{i} Ltd\ntotal: {100 + i}.50 EUR\n"
+        )
+        made += [
+            {"document": f"docs/inv{i}.txt", "key": "issuer", "value": f"Company{i} Ltd"},
+            {"document": f"docs/inv{i}.txt", "key": "total", "value": [f"{100 + i}.50", "x"]},
+        ]
+    rows = made if rows is None else rows
+    (pytester.path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pytester.makefile(
+        ".toml",
+        pyproject="""
+        [tool.pytest.ini_options]
+        addopts = "--dist loadgroup"
+
+        [tool.extractbench.gates]
+        "kv/accuracy" = ">= 0.01"
+        """,
+    )
+
+
+def _run(pytester: pytest.Pytester, *extra: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(
+        "--pyargs", "extractbench.suites.kv", "--backend", "fake",
+        "--suite-option", "kv.path=items.jsonl", *extra,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_project_s_own_items_run_under_its_gates(pytester, mode):
+    _project(pytester)
+    result = _run(pytester, *MODES[mode])
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    (path,) = (pytester.path / "reports").glob("*.json")
+    record = json.loads(path.read_text())
+    assert len(record["items"]) == 20
+    assert {it["meta"]["key"] for it in record["items"]} == {"issuer", "total"}
+    assert record["gates"][0]["expression"] == "kv/accuracy>=0.01"
+    notes = record["suites"]["kv"]["notes"]
+    assert notes["rows"] == 20 and notes["documents"] == 10 and len(notes["sha256"]) == 64
+    # the fake backend copies what follows 'key:' in the document: every value is found
+    assert record["aggregates"]["kv/accuracy"]["mean"] == 1.0
+
+
+def test_text_documents_and_ids(pytester):
+    _project(pytester, [
+        {"document": "Order 5\ncity: Oslo\n", "key": "city", "value": "Oslo", "id": "a"},
+        {"document": "Order 6\ncity: Rome\n", "key": "city", "value": "Rome", "id": "b"},
+    ])  # fmt: skip
+    result = _run(pytester)
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    (path,) = (pytester.path / "reports").glob("*.json")
+    ids = [it["id"] for it in json.loads(path.read_text())["items"]]
+    assert sorted(i.rsplit("/", 1)[1] for i in ids) == ["a", "b"]
+    assert all(i.startswith("kv/text_") for i in ids)  # a text document is named by its hash
+
+
+BAD = {
+    "missing field": ({"document": "docs/inv0.txt", "key": "issuer"}, "missing field(s) value"),
+    "wrong type": ({"document": "docs/inv0.txt", "key": 7, "value": "x"}, "key must be a non-empty string"),
+    "unreadable document": ({"document": "docs/nope.txt", "key": "k", "value": "x"}, "document 'docs/nope.txt' cannot be read"),
+    "unknown field": ({"document": "docs/inv0.txt", "key": "k", "vaule": "x"}, "unknown field(s) vaule"),
+    "empty value list": ({"document": "docs/inv0.txt", "key": "k", "value": []}, "value must be a non-empty string"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_a_bad_line_is_one_line_naming_file_and_line(pytester, case):
+    row, message = BAD[case]
+    good = {"document": "docs/inv1.txt", "key": "issuer", "value": "Company1 Ltd"}
+    _project(pytester, [good, row])
+    result = _run(pytester)
+    assert result.ret == 4
+    text = result.stdout.str() + result.stderr.str()
+    assert f"items.jsonl:2: {message}" in text, text[-2000:]
+    assert "model calls: 0" in text or "passed" not in text  # no item ran
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ([], "no items"),
+        ([{"document": "docs/inv0.txt", "key": "k", "value": "Company0", "id": "same"},
+          {"document": "docs/inv1.txt", "key": "k", "value": "Company1", "id": "same"}],
+         "items.jsonl:2: duplicate id 'same' (line 1)"),
+        ([{"document": "docs/inv0.txt", "key": "k", "value": "Company0"},
+          {"document": "docs/inv0.txt", "key": "k", "value": "INVOICE"}],
+         "items.jsonl:2: duplicate item: document 'docs/inv0.txt', key 'k' (line 1)"),
+    ],
+    ids=["empty file", "duplicate id", "duplicate pair"],
+)  # fmt: skip
+def test_a_bad_file_is_one_line_and_exit_4(pytester, rows, message):
+    _project(pytester, rows)
+    result = _run(pytester)
+    assert result.ret == 4
+    assert message in result.stdout.str() + result.stderr.str()
+
+
+def test_without_kv_path_the_suite_says_what_it_needs(pytester):
+    _project(pytester)
+    result = pytester.runpytest_subprocess(
+        "--pyargs", "extractbench.suites.kv", "--backend", "fake"
+    )
+    assert result.ret == 4
+    assert "kv.path=FILE is required" in result.stdout.str() + result.stderr.str()
