@@ -210,11 +210,12 @@ class Suite:
         return any(fnmatch.fnmatchcase(metric, pattern) for pattern in self.metric_names())
 
     def reads_local_data(self, options: Any = None) -> bool:
-        """Whether the suite reads files of the data dir: it lists some, and its ``source``
-        option (where it has one) does not name data from elsewhere (a hub)."""
+        """Whether the suite reads files of the data dir: it lists some, and its options do
+        not name data from elsewhere: a ``source`` option other than ``local`` (a hub), or a
+        ``uses_data_dir`` property that is false (the user's own files)."""
         parsed = self.parse_options(options)
         source = dataclasses.asdict(parsed).get("source", "local")
-        return bool(self.data) and source == "local"
+        return bool(self.data) and getattr(parsed, "uses_data_dir", source == "local")
 
     def missing_data(self, data_dir: Path | None, options: Any = None) -> list[str]:
         """The required data paths absent from ``data_dir`` (all of them when it is None);

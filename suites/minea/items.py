@@ -20,6 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from extractbench.suites.derived_cache import digest_of
 from extractbench.suites.files import data_file, inside, read_text
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.jsonl import iter_jsonl
@@ -106,6 +107,53 @@ def deal(needles: Sequence[Needle], seed: int) -> list[Needle]:
     return order
 
 
+def _haystacks(
+    data_dir: Path | None, documents: str | None
+) -> tuple[list[tuple[str, Path, str]], str | dict[str, Any]]:
+    """The haystacks as (doc_id, path, panel): the data folder's manifest, or every ``.txt``
+    and ``.md`` file under the user's ``documents`` folder (doc_id: its path there without
+    the suffix); and what the record says of them.
+
+    Raises:
+        DataMissing: no manifest in the data folder.
+        DataError: a manifest line lacks a field or leaves the folder; ``documents`` is not
+            a folder or holds no such file.
+    """
+    if documents is not None:
+        folder = Path(documents).expanduser()
+        if not folder.is_dir():
+            raise DataError(f"minea.documents={documents}: no such folder")
+        files = sorted(
+            p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in (".txt", ".md")
+        )
+        if not files:
+            raise DataError(f"minea.documents={documents}: no .txt or .md document in it")
+        found = [("_".join(p.relative_to(folder).with_suffix("").as_posix().split()), p, "")
+                 for p in files]  # fmt: skip
+        digest = digest_of(part for doc_id, p, _ in found for part in (doc_id, p.read_bytes()))
+        return found, {"documents": str(folder.resolve()), "files": len(found), "sha256": digest}
+    if data_dir is None:
+        raise DataMissing("no data folder and no minea.documents (see docs/data.md#minea)")
+    manifest = data_file(data_dir, MANIFEST)
+    if not manifest.is_file():
+        raise DataMissing(f"{manifest} not found (see docs/data.md#minea)")
+    found = []
+    for lineno, row in iter_jsonl(manifest):
+        try:
+            doc_id, rel, panel = str(row["doc_id"]), str(row["file"]), str(row.get("panel", ""))
+        except KeyError as exc:
+            raise DataError(f"{manifest}:{lineno}: lacks {exc}") from None
+        path = inside(
+            manifest.parent.parent,
+            str(Path(manifest.parent.name) / rel),
+            f"{manifest}:{lineno}: file",
+        )
+        found.append((doc_id, path, panel))
+    note = ("53 public FDA 510(k) documents as haystacks (docs/data.md#minea), substituting "
+            "for the paper's internal business documents")  # fmt: skip
+    return found, note
+
+
 def load_items(
     data_dir: Path, options: MineaOptions | Mapping[str, Any] | None = None
 ) -> SuiteData:
@@ -133,25 +181,14 @@ def load_items(
         opts["encoder"] = resolve_encoder(opts["encoder"])
     except ValueError as exc:
         raise DataError(str(exc)) from None
-    manifest = data_file(data_dir, MANIFEST)
-    if not manifest.is_file():
-        raise DataMissing(f"{manifest} not found (see docs/data.md#minea)")
+    haystacks, data_note = _haystacks(data_dir, opts["documents"])
     schema = load_schema(opts["schema"])
     chosen = needle_set(opts, schema)
     order = deal(chosen.needles, opts["seed"])
 
     items: list[Item] = []
     cursor = 0
-    for lineno, row in iter_jsonl(manifest):
-        try:
-            doc_id, rel, panel = str(row["doc_id"]), str(row["file"]), str(row.get("panel", ""))
-        except KeyError as exc:
-            raise DataError(f"{manifest}:{lineno}: lacks {exc}") from None
-        path = inside(
-            manifest.parent.parent,
-            str(Path(manifest.parent.name) / rel),
-            f"{manifest}:{lineno}: file",
-        )
+    for doc_id, path, panel in haystacks:
         haystack = read_text(path)
         ahead = [order[(cursor + i) % len(order)] for i in range(min(len(order), WINDOW))]
         window, skipped = select_needles(haystack, ahead)  # new names, distinct keywords
@@ -189,8 +226,7 @@ def load_items(
         )
     notes = {
         "source": "MINEA: Assessing the quality of information extraction (NeurIPS 2024 submission)",
-        "data": "53 public FDA 510(k) documents as haystacks (docs/data.md#minea), "
-        "substituting for the paper's internal business documents",
+        "data": data_note,
         "needle_set": {
             "sha256": chosen.sha256,
             "source": chosen.path,

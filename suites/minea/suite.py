@@ -24,6 +24,8 @@ class MineaOptions:
     """``--suite-option minea.KEY=VALUE``.
 
     Attributes:
+        documents: a folder of the user's own documents (``*.txt`` and ``*.md``, UTF-8, its
+            subfolders too) as the haystacks; None: the data folder's documents.
         needles: needle-set JSONL (``extractbench needles``); None: the template set of ``seed``.
         schema: schema JSON; None: ``suites/minea/schema.json``.
         seed: the seed of the template needles, their placement and the decoys.
@@ -48,6 +50,7 @@ class MineaOptions:
             ``auto`` (minilm when installed).
     """
 
+    documents: str | None = None
     needles: str | None = None
     schema: str | None = None
     seed: int = 0
@@ -64,6 +67,11 @@ class MineaOptions:
     encoder: str = "auto"
     control: bool = True
     max_control_fp: float = 0.05
+
+    @property
+    def uses_data_dir(self) -> bool:
+        """Whether the haystacks come from the data folder (not ``minea.documents``)."""
+        return self.documents is None
 
 
 def judge_for(choice: str, models: Models) -> tuple[Backend | None, str]:
