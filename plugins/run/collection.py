@@ -106,9 +106,12 @@ def parametrize_suite(
             name, f"not a registered suite (known: {', '.join(cfg.registry.names)}); register "
             "it with the pytest_extractbench_suites hook",
         )  # fmt: skip
-    # a suite run on request, collected under a folder above it (workers decide as the
-    # controller does: from the command's own paths)
-    if suite.on_request and suite not in selected_suites(metafunc.config, cfg.registry):
+    # a suite the command did not select, collected beside one it did (one test file holds
+    # tableqa and tablebench) or under a folder above it (a suite run on request): its data
+    # is neither loaded nor required. Workers decide as the controller does, from the
+    # command's own paths.
+    selected = selected_suites(metafunc.config, cfg.registry)
+    if suite not in selected and (selected or suite.on_request):
         state.excluded.add(name)
         metafunc.parametrize("bench_item", [])
         return

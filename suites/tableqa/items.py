@@ -97,6 +97,25 @@ def _lookup_items(subset: str, built: SubsetQuestions, opts: dict[str, Any]) -> 
     return items
 
 
+def _user_items(opts: dict[str, Any]) -> SuiteData:
+    """The questions over the user's tables (``tableqa.tables``), as subset ``user``."""
+    from extractbench.suites.tableqa.user_tables import SUBSET, user_questions
+
+    built, note = user_questions(opts["tables"], opts["per_cell"], opts["seed"])
+    items = _lookup_items(SUBSET, built, opts)
+    notes = {
+        "source": "IDP team Table-QA article (Habr, 2024): its lookup questions on the "
+        "user's tables (tableqa.tables), exact match",
+        "options": opts,
+        "template": TEMPLATES[opts["language"]],
+        "user_tables": note,
+        "question_filters": {SUBSET: built.filters},
+        "question_filter_rules": FILTER_RULES,
+        "questions_per_subset": {SUBSET: len(items)},
+    }
+    return SuiteData(items=items, notes=notes)
+
+
 def load_items(
     data_dir: Path, options: TableQAOptions | Mapping[str, Any] | None = None
 ) -> SuiteData:
@@ -106,9 +125,12 @@ def load_items(
 
     Raises:
         DataMissing: the WikiTableQuestions tables are absent.
-        DataError: a bad option value.
+        DataError: a bad option value; with ``tableqa.tables``, a bad folder or table
+            (:func:`suites.tableqa.user_tables.user_questions`).
     """
     opts = _options(options)
+    if opts["tables"] is not None:
+        return _user_items(opts)
     items = []
     dropped: dict[str, list[str]] = {}
     filters: dict[str, dict] = {}

@@ -194,7 +194,8 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
     folder.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     matrices: dict[str, Any] = {}
-    for subset in LOOKUP_SUBSETS:
+    present = {it["meta"].get("subset") for it in items if it.get("suite") == suite}
+    for subset in [*LOOKUP_SUBSETS, *sorted(present - set(LOOKUP_SUBSETS) - {None})]:
         acc_r, n_r = heatmap_w_r(items, subset, metric)
         if not n_r.any():
             continue

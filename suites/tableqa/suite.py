@@ -26,6 +26,8 @@ class TableQAOptions:
             chat models and no cue, so ``""`` gives its prompt exactly.
         match: the metric of the results table and heatmaps: ``strict`` (the article's
             exact match) or ``normalized``.
+        tables: a folder of the user's own tables (``.csv``, ``.html``): the questions are
+            drawn from them (subset ``user``) instead of wiki and syn1-syn5.
     """
 
     language: Literal["en", "ru"] = "en"
@@ -33,6 +35,12 @@ class TableQAOptions:
     seed: int = 0
     answer_cue: str = "\nAnswer:"
     match: Literal["strict", "normalized"] = "strict"
+    tables: str | None = None
+
+    @property
+    def uses_data_dir(self) -> bool:
+        """Whether the tables come from the data folder (not ``tableqa.tables``)."""
+        return self.tables is None
 
 
 @dataclass(frozen=True)
