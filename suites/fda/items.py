@@ -138,6 +138,7 @@ def chunk_documents(
     Raises:
         DataError: the tokenizer's pieces do not reproduce a document's text.
     """
+
     def compute() -> dict[str, Any]:
         tokenizer = make_tokenizer()
         try:
