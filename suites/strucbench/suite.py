@@ -30,6 +30,8 @@ class StrucbenchOptions:
             when installed, else not computed), ``minilm`` (required), a local model
             folder (required) or ``off`` (:mod:`suites.strucbench.bertscore`).
         bertscore_layer: the encoder layer BERTScore compares (default: its last).
+        pairs: a JSON Lines file of the user's own (text, gold table) pairs: the items,
+            instead of the data folder's (docs/suites/strucbench.md).
     """
 
     pscore: bool = True
@@ -37,6 +39,12 @@ class StrucbenchOptions:
     hscore: HScoreMode = "reference"
     bertscore: str = "auto"
     bertscore_layer: int | None = None
+    pairs: str | None = None
+
+    @property
+    def uses_data_dir(self) -> bool:
+        """Whether the items come from the data folder (not ``strucbench.pairs``)."""
+        return self.pairs is None
 
 
 def run(item: Item, models: Models, options: StrucbenchOptions) -> ItemResult:
