@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +11,7 @@ from extractbench.suites import safe_json
 from extractbench.suites.files import decode
 from extractbench.suites.item import DataError
 
-__all__ = ["iter_jsonl"]
+__all__ = ["iter_jsonl", "check_fields"]
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -46,3 +46,32 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not isinstance(row, dict):
                 raise DataError(f"{path}:{lineno}: expected a JSON object")
             yield lineno, row
+
+
+def check_fields(
+    row: dict[str, Any],
+    where: str,
+    required: Sequence[str],
+    optional: Sequence[str] = (),
+    strings: Sequence[str] = (),
+) -> None:
+    """Check the fields of one object of a user's JSONL file (``where``: ``file:line``): none
+    outside ``required`` and ``optional``, every ``required`` one present, and each of
+    ``strings`` that is present a string that is not blank.
+
+    Raises:
+        DataError: ``{where}: unknown field(s) ...``, ``missing field(s) ...`` or ``NAME must
+            be a non-empty string``.
+    """
+    known = (*required, *optional)
+    unknown = sorted(set(row) - set(known))
+    if unknown:
+        raise DataError(
+            f"{where}: unknown field(s) {', '.join(unknown)} (known: {', '.join(known)})"
+        )
+    missing = [f for f in required if f not in row]
+    if missing:
+        raise DataError(f"{where}: missing field(s) {', '.join(missing)}")
+    for name in strings:
+        if name in row and (not isinstance(row[name], str) or not row[name].strip()):
+            raise DataError(f"{where}: {name} must be a non-empty string")

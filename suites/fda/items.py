@@ -128,16 +128,25 @@ def build_items(
     return items, unmatched
 
 
-def chunk_documents(
-    docs: dict[str, str], make_tokenizer: Callable[[], Tokenizer], tokenizer_sha: str
-) -> tuple[dict[str, list[tuple[int, int]]], str]:
-    """Each document's chunk spans (:func:`suites.fda.chunking.chunk_spans`, 1,920 tokens),
-    cached in the user cache by the documents' text and the tokenizer's SHA-256; and the
-    tokenizer's name. ``docs``: doc_id -> text.
+def chunk_documents(docs: dict[str, str]) -> tuple[dict[str, list[tuple[int, int]]], str]:
+    """Each document's chunk spans (:func:`suites.fda.chunking.chunk_spans`, 1,920 tokens of
+    the packaged default model's Gemma 3 tokenizer, whatever model is evaluated), cached in
+    the user cache by the documents' text and the model file's SHA-256; and the tokenizer's
+    name. ``docs``: doc_id -> text.
 
     Raises:
         DataError: the tokenizer's pieces do not reproduce a document's text.
     """
+    from extractbench.suites.model_files import default_model_path, file_sha256
+
+    model_path = default_model_path()
+    sha = file_sha256(model_path)
+    return _chunk_cached(docs, lambda: GemmaTokenizer(model_path, sha), sha)
+
+
+def _chunk_cached(
+    docs: dict[str, str], make_tokenizer: Callable[[], Tokenizer], tokenizer_sha: str
+) -> tuple[dict[str, list[tuple[int, int]]], str]:
 
     def compute() -> dict[str, Any]:
         tokenizer = make_tokenizer()
@@ -185,11 +194,7 @@ def load_items(data_dir: Path, options: FdaOptions | Mapping[str, Any] | None = 
         if row["doc_id"] not in docs:
             docs[row["doc_id"]] = read_text(labels_path.parent / row["doc_file"])
 
-    from extractbench.suites.model_files import default_model_path, file_sha256
-
-    model_path = default_model_path()
-    sha = file_sha256(model_path)
-    spans, tokenizer_name = chunk_documents(docs, lambda: GemmaTokenizer(model_path, sha), sha)
+    spans, tokenizer_name = chunk_documents(docs)
     items, unmatched = build_items(labels, docs, spans)
     notes: dict[str, Any] = {
         "source": "Arora et al. 2024 (Based) FDA task; lm-evaluation-harness fda",

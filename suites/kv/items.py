@@ -19,17 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from extractbench.suites.derived_cache import digest_of
-from extractbench.suites.fda.chunking import GemmaTokenizer
 from extractbench.suites.fda.items import MAX_TOKENS, STOP, chunk_documents
 from extractbench.suites.files import read_text
 from extractbench.suites.item import DataError, Item, SuiteData
-from extractbench.suites.jsonl import iter_jsonl
+from extractbench.suites.jsonl import check_fields, iter_jsonl
 from extractbench.suites.kv.suite import KvOptions
 from extractbench.suites.options import parse_options
 
 __all__ = ["read_rows", "build_items", "load_items"]
 
-_FIELDS = {"document", "key", "value", "id"}
 _PATH_LIKE = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 
 
@@ -75,22 +73,11 @@ def read_rows(path: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
     seen_pairs: dict[tuple[str, str], int] = {}
     for lineno, row in iter_jsonl(path):
         where = f"{path}:{lineno}"
-        unknown = sorted(set(row) - _FIELDS)
-        if unknown:
-            raise DataError(f"{where}: unknown field(s) {', '.join(unknown)} (known: "
-                            "document, key, value, id)")  # fmt: skip
-        missing = [f for f in ("document", "key", "value") if f not in row]
-        if missing:
-            raise DataError(f"{where}: missing field(s) {', '.join(missing)}")
-        for name in ("document", "key"):
-            if not isinstance(row[name], str) or not row[name].strip():
-                raise DataError(f"{where}: {name} must be a non-empty string")
+        check_fields(row, where, ("document", "key", "value"), ("id",), ("document", "key", "id"))
         values = _values(row["value"])
         if values is None:
             raise DataError(f"{where}: value must be a non-empty string or a list of them")
         item_id = row.get("id")
-        if item_id is not None and (not isinstance(item_id, str) or not item_id.strip()):
-            raise DataError(f"{where}: id must be a non-empty string")
         doc_id, text = _document(row["document"], path.parent, where)
         if not text.strip():
             raise DataError(f"{where}: document {doc_id!r} is empty")
@@ -169,11 +156,7 @@ def load_items(
         raise DataError(f"kv.path={opts.path}: no such file")
     rows, docs = read_rows(path)
 
-    from extractbench.suites.model_files import default_model_path, file_sha256
-
-    model_path = default_model_path()
-    sha = file_sha256(model_path)
-    spans, tokenizer_name = chunk_documents(docs, lambda: GemmaTokenizer(model_path, sha), sha)
+    spans, tokenizer_name = chunk_documents(docs)
     items, unmatched = build_items(rows, docs, spans)
     if not items:
         raise DataError(f"{path}: no item: no row's value occurs in its document")

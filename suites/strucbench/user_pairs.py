@@ -16,14 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from extractbench.suites.item import DataError, Item
-from extractbench.suites.jsonl import iter_jsonl
+from extractbench.suites.jsonl import check_fields, iter_jsonl
 from extractbench.suites.strucbench import render
 from extractbench.suites.strucbench.pair_item import FORMATS, make_item
 from extractbench.suites.strucbench.tables import PARSERS, TableParseError
 
 __all__ = ["user_items"]
-
-_FIELDS = {"text", "table", "format", "id"}
 
 
 def _gold(fmt: str, table: str, where: str) -> render.GoldTable:
@@ -58,16 +56,9 @@ def user_items(path_text: str, opts: dict[str, Any]) -> tuple[list[Item], dict[s
     for lineno, row in iter_jsonl(path):
         where = f"{path}:{lineno}"
         rows += 1
-        unknown = sorted(set(row) - _FIELDS)
-        if unknown:
-            raise DataError(f"{where}: unknown field(s) {', '.join(unknown)} (known: text, "
-                            "table, format, id)")  # fmt: skip
-        missing = [f for f in ("text", "table", "format") if f not in row]
-        if missing:
-            raise DataError(f"{where}: missing field(s) {', '.join(missing)}")
-        for name in ("text", "table", "format", *(("id",) if "id" in row else ())):
-            if not isinstance(row[name], str) or not row[name].strip():
-                raise DataError(f"{where}: {name} must be a non-empty string")
+        check_fields(
+            row, where, ("text", "table", "format"), ("id",), ("text", "table", "format", "id")
+        )
         fmt = row["format"]
         if fmt not in FORMATS:
             raise DataError(f"{where}: format {fmt!r}: must be one of {', '.join(FORMATS)}")
