@@ -180,6 +180,22 @@ def check_record(data: dict) -> None:
     )
 
 
+def copy_checkout(dest: Path) -> Path:
+    """A copy of the checkout's package (its three folders, ``extractbench/`` and the files
+    at the top) in ``dest``, without compiled files: a fresh clone for a test that must not
+    run this checkout's files. Run Python in it with ``cwd=dest`` (or ``PYTHONPATH``) so
+    ``extractbench`` is imported from the copy."""
+    import shutil
+
+    root = Path(__file__).resolve().parents[1]
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("conftest.py", "pyproject.toml", "setup.py"):
+        shutil.copy(root / name, dest / name)
+    for name in ("extractbench", "plugins", "fixtures", "suites"):
+        shutil.copytree(root / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
 def require_installed(*modules: str) -> None:
     """Skip the test unless every module is installed. Unlike ``pytest.importorskip`` it
     does not import them: the test runs them in a subprocess (a pytest run of the product),

@@ -19,7 +19,7 @@ from extractbench.suites.datasets.fetch import FetchError, fetch
 from extractbench.suites.datasets.manifest import load_manifest
 from extractbench.suites.files import sha256_of
 
-from tests.conftest import read_json
+from tests.conftest import copy_checkout, read_json
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
@@ -68,13 +68,7 @@ def mirror(tmp_path):
 @pytest.fixture
 def repo(tmp_path):
     """A copy of the project with no ../shared/data beside it (a fresh machine)."""
-    copy = tmp_path / "fresh" / "repo"
-    for name in ("conftest.py", "pyproject.toml"):
-        copy.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / name, copy / name)
-    for name in ("plugins", "fixtures", "suites"):
-        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
-    return copy
+    return copy_checkout(tmp_path / "fresh" / "repo")
 
 
 def _run(repo: Path, cache: Path, *args: str) -> subprocess.CompletedProcess:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import read_json
+from tests.conftest import copy_checkout, read_json
 from tests.test_plugin import MODES, run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -344,12 +344,7 @@ def test_strucbench_reads_an_e2e_csv_saved_with_a_byte_order_mark(tmp_path):
 def test_data_beside_the_checkout_is_not_used_and_messages_name_the_docs(tmp_path, mode):
     """A checkout with a data folder at ../shared/data and no --data-dir: the run does not
     read it (a user has no such folder); the message points to docs/data.md."""
-    copy = tmp_path / "fresh" / "repo"
-    copy.mkdir(parents=True)
-    for name in ("conftest.py", "pyproject.toml"):
-        shutil.copy(ROOT / name, copy / name)
-    for name in ("plugins", "fixtures", "suites"):
-        shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
+    copy = copy_checkout(tmp_path / "fresh" / "repo")
     (tmp_path / "fresh" / "shared").mkdir()
     (tmp_path / "fresh" / "shared" / "data").symlink_to(SHARED, target_is_directory=True)
     env = {**os.environ, "PYTHONPATH": str(copy), "EXTRACTBENCH_DATA_CACHE": str(tmp_path / "c")}
