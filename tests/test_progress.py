@@ -176,7 +176,7 @@ def test_no_assert_rewrite_warning_when_the_plugin_is_imported_first(toy):
     """An installed plugin is imported before pytest reads its ``pytest_plugins``, so
     pytest cannot rewrite ``fixtures.plugin`` and warned on every run; the module opts out."""
     script = (
-        "import sys, fixtures.plugin, pytest; sys.exit(pytest.main(["
+        "import sys, extractbench.fixtures.plugin, pytest; sys.exit(pytest.main(["
         "'-W', 'error::pytest.PytestAssertRewriteWarning', "
         "'--backend', 'fake', '--data-dir', 'data', '-p', 'no:cacheprovider', "
         "'--no-step-summary', '--report-json', 'run.json']))"
