@@ -130,7 +130,8 @@ def _haystacks(
             raise DataError(f"minea.documents={documents}: no .txt or .md document in it")
         found = [("_".join(p.relative_to(folder).with_suffix("").as_posix().split()), p, "")
                  for p in files]  # fmt: skip
-        digest = digest_of(part for doc_id, p, _ in found for part in (doc_id, p.read_bytes()))
+        # read_text: an unreadable or non-UTF-8 file is one DataError naming it
+        digest = digest_of(part for doc_id, p, _ in found for part in (doc_id, read_text(p)))
         return found, {"documents": str(folder.resolve()), "files": len(found), "sha256": digest}
     if data_dir is None:
         raise DataMissing("no data folder and no minea.documents (see docs/data.md#minea)")
