@@ -60,7 +60,7 @@ from model_rates import rates_at  # noqa: E402  (benchmarks/model_rates.py)
 SUITES: dict[str, tuple[str, int]] = {
     "fda": ("suites/fda", 20),
     "tableqa": ("suites/tableqa/test_tableqa.py::test_tableqa", 6),
-    "tablebench": ("suites/tableqa/test_tableqa.py::test_tablebench", 6),
+    "tablebench": ("suites/tablebench/test_tablebench.py::test_tablebench", 6),
     "strucbench": ("suites/strucbench", 3),
     "minea": ("suites/minea", 1),
 }

@@ -192,8 +192,8 @@ def test_the_manifest_pins_the_shared_data_and_covers_what_every_loader_reads(tm
     from extractbench.suites.fda.items import load_items as fda
     from extractbench.suites.minea.items import load_items as minea
     from extractbench.suites.strucbench.items import load_items as strucbench
+    from extractbench.suites.tablebench.items import load_tablebench
     from extractbench.suites.tableqa.items import load_items as tableqa
-    from extractbench.suites.tableqa.tablebench_items import load_tablebench
 
     for load in (fda, minea, strucbench, tableqa, load_tablebench):
         assert load(only, {}).items, load
@@ -225,7 +225,7 @@ def test_based_fda_loads_from_a_local_dataset_folder_in_its_schema(tmp_path):
 
 def test_tablebench_loads_the_hub_release_from_a_local_folder(tmp_path):
     pytest.importorskip("datasets")
-    from extractbench.suites.tableqa.tablebench_items import load_tablebench
+    from extractbench.suites.tablebench.items import load_tablebench
 
     base = {"qtype": "FactChecking", "qsubtype": "MatchBased", "question": "q?", "answer": "yes",
             "table": "{}", "instruction": "Official DP prompt: q?"}  # fmt: skip

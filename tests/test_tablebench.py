@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from extractbench.suites.tableqa import tablebench
+from extractbench.suites.tablebench import dp as tablebench
 from extractbench.suites.text_metrics import rouge_l
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -29,7 +29,7 @@ def test_templates_rebuild_every_official_instruction_exactly():
 
 @needs_data
 def test_tablebench_items_skip_visualization_and_duplicates():
-    from extractbench.suites.tableqa.tablebench_items import load_tablebench
+    from extractbench.suites.tablebench.items import load_tablebench
 
     data = load_tablebench(DATA)
     qtypes = {it.meta["qtype"] for it in data.items}

@@ -106,8 +106,8 @@ def parametrize_suite(
             name, f"not a registered suite (known: {', '.join(cfg.registry.names)}); register "
             "it with the pytest_extractbench_suites hook",
         )  # fmt: skip
-    # a suite the command did not select, collected beside one it did (one test file holds
-    # tableqa and tablebench) or under a folder above it (a suite run on request): its data
+    # a suite the command did not select, collected beside one it did (a test file may hold
+    # several suites) or under a folder above it (a suite run on request): its data
     # is neither loaded nor required. Workers decide as the controller does, from the
     # command's own paths.
     selected = selected_suites(metafunc.config, cfg.registry)

@@ -2,7 +2,7 @@
 
 Source: the IDP team's Table-QA article (Habr, 2024);
 data: ``tableqa/`` under the data dir (docs/data.md#tableqa). The subsets' questions:
-:mod:`suites.tableqa.subsets`; TableBench's items: :mod:`suites.tableqa.tablebench_items`.
+:mod:`suites.tableqa.subsets`; TableBench: :mod:`suites.tablebench`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""Table QA as two Suites: the article's lookup questions ("what is t if q is X" over one
-table; wiki and synthetic syn1-syn5; IDP team's Table-QA article, Sections 2-3) and
-TableBench's fact-checking, numerical-reasoning and data-analysis questions alongside."""
+"""Table QA as a Suite: the article's lookup questions ("what is t if q is X" over one table;
+wiki and synthetic syn1-syn5; IDP team's Table-QA article, Sections 2-3)."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from typing import Literal
 from extractbench.suites.item import Item
 from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
 
-__all__ = ["TableQAOptions", "TableBenchOptions", "TABLEQA", "TABLEBENCH"]
+__all__ = ["TableQAOptions", "TABLEQA"]
 
 
 @dataclass(frozen=True)
@@ -43,25 +42,6 @@ class TableQAOptions:
         return self.tables is None
 
 
-@dataclass(frozen=True)
-class TableBenchOptions:
-    """``--suite-option tablebench.KEY=VALUE``.
-
-    Attributes:
-        answer_cue: TableBench's DP prompt ends with the question; base models are cued to
-            answer in its "Final Answer: ..." form. ``""`` gives the official prompt exactly.
-        source: ``local``: the data dir's copy; ``hub``: the cleaned release through the
-            datasets library (the ``hub`` extra).
-        dataset: ``hub``: a hub id or a local folder.
-        split: ``hub``: the split to read.
-    """
-
-    answer_cue: str = "Final Answer:"
-    source: Literal["local", "hub"] = "local"
-    dataset: str = "Multilingual-Multimodal-NLP/TableBench"
-    split: str = "test"
-
-
 def run_tableqa(item: Item, models: Models, options: TableQAOptions) -> ItemResult:
     """Generate the answer; exact match (strict and normalised) and containment, 0 or 1."""
     from extractbench.suites.tableqa.metrics import contains, exact_match, exact_match_normalized
@@ -74,20 +54,6 @@ def run_tableqa(item: Item, models: Models, options: TableQAOptions) -> ItemResu
         "contains": contains(text, reference),
     }
     return ItemResult(scores, generation)
-
-
-def run_tablebench(item: Item, models: Models, options: TableBenchOptions) -> ItemResult:
-    """Generate; the text after the last ``Final Answer:`` is scored with ROUGE-L for
-    DataAnalysis questions and normalised exact match otherwise (TableBench, Section 4)."""
-    from extractbench.suites.tableqa.metrics import exact_match_normalized
-    from extractbench.suites.tableqa.tablebench import final_answer
-    from extractbench.suites.text_metrics import rouge_l
-
-    generation = generate(item, models.model)
-    answer = final_answer(generation.text)
-    if item.meta["qtype"] == "DataAnalysis":
-        return ItemResult({"rouge_l": rouge_l(answer, item.reference)}, generation)
-    return ItemResult({"exact_match": exact_match_normalized(answer, item.reference)}, generation)
 
 
 _FOLDER = Path(__file__).resolve().parent
@@ -104,22 +70,5 @@ TABLEQA = Suite(
     data=("tableqa/wtq/csv/*/*.html",),
     data_source="docs/data.md#tableqa",
     report="extractbench.suites.tableqa.report",
-    prefetch=True,
-)
-
-TABLEBENCH = Suite(
-    name="tablebench",
-    folder=_FOLDER,
-    test="test_tableqa.py::test_tablebench",
-    load=lazy("extractbench.suites.tableqa.tablebench_items:load_tablebench"),
-    run=run_tablebench,
-    options=TableBenchOptions,
-    breakdown=("qtype", "qsubtype"),
-    metrics=("exact_match", "rouge_l"),
-    data=(
-        "tableqa/tablebench/TableBench_test_886.jsonl",
-        "tableqa/tablebench/TableBench_DP_official_example_54.jsonl",
-    ),
-    data_source="docs/data.md#tablebench",
     prefetch=True,
 )

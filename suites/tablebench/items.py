@@ -15,8 +15,8 @@ from typing import Any
 from extractbench.suites.files import data_file
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.options import parse_options
-from extractbench.suites.tableqa import tablebench
-from extractbench.suites.tableqa.suite import TableBenchOptions
+from extractbench.suites.tablebench import dp as tablebench
+from extractbench.suites.tablebench.suite import TableBenchOptions
 
 __all__ = ["load_tablebench", "tablebench_from_hub"]
 

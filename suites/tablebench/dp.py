@@ -1,4 +1,4 @@
-"""TableBench (Wu et al. 2025) as a further Table-QA subset: DP prompts, per-type metrics.
+"""TableBench (Wu et al. 2025): its DP prompts, its answer extraction, its files.
 
 Prompts are TableBench's own "DP" (direct prompting) instructions, one per question
 subtype, read from the official 54 examples (``TableBench_DP_official_example_54.jsonl``:

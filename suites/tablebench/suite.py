@@ -1,0 +1,66 @@
+"""TableBench as a Suite: its test questions with its own DP prompts, scored per question
+type as TableBench scores them (Wu et al. 2025, Section 4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from extractbench.suites.item import Item
+from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
+
+__all__ = ["TableBenchOptions", "SUITE"]
+
+
+@dataclass(frozen=True)
+class TableBenchOptions:
+    """``--suite-option tablebench.KEY=VALUE``.
+
+    Attributes:
+        answer_cue: TableBench's DP prompt ends with the question; base models are cued to
+            answer in its "Final Answer: ..." form. ``""`` gives the official prompt exactly.
+        source: ``local``: the data dir's copy; ``hub``: the cleaned release through the
+            datasets library (the ``hub`` extra).
+        dataset: ``hub``: a hub id or a local folder.
+        split: ``hub``: the split to read.
+    """
+
+    answer_cue: str = "Final Answer:"
+    source: Literal["local", "hub"] = "local"
+    dataset: str = "Multilingual-Multimodal-NLP/TableBench"
+    split: str = "test"
+
+
+def run_tablebench(item: Item, models: Models, options: TableBenchOptions) -> ItemResult:
+    """Generate; the text after the last ``Final Answer:`` is scored with ROUGE-L for
+    DataAnalysis questions and normalised exact match otherwise (TableBench, Section 4)."""
+    from extractbench.suites.tablebench.dp import final_answer
+    from extractbench.suites.tableqa.metrics import exact_match_normalized
+    from extractbench.suites.text_metrics import rouge_l
+
+    generation = generate(item, models.model)
+    answer = final_answer(generation.text)
+    if item.meta["qtype"] == "DataAnalysis":
+        return ItemResult({"rouge_l": rouge_l(answer, item.reference)}, generation)
+    return ItemResult({"exact_match": exact_match_normalized(answer, item.reference)}, generation)
+
+
+_FOLDER = Path(__file__).resolve().parent
+
+SUITE = Suite(
+    name="tablebench",
+    folder=_FOLDER,
+    test="test_tablebench.py::test_tablebench",
+    load=lazy("extractbench.suites.tablebench.items:load_tablebench"),
+    run=run_tablebench,
+    options=TableBenchOptions,
+    breakdown=("qtype", "qsubtype"),
+    metrics=("exact_match", "rouge_l"),
+    data=(
+        "tableqa/tablebench/TableBench_test_886.jsonl",
+        "tableqa/tablebench/TableBench_DP_official_example_54.jsonl",
+    ),
+    data_source="docs/data.md#tablebench",
+    prefetch=True,
+)
