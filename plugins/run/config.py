@@ -108,15 +108,21 @@ def _benchmark(config: pytest.Config, registry: Registry) -> bool:
 
 
 def _rootdir_hint(config: pytest.Config) -> str:
-    """Why pytest may have passed over the project's configuration: it takes every argument
-    that names an existing path, an option's value included (``--data-dir DIR``), as a place
-    to look for its rootdir and config file."""
-    invocation = config.invocation_params.dir.resolve()
-    if invocation.is_relative_to(config.rootpath.resolve()):
+    """Why pytest may have passed over the project's configuration: before plugins add their
+    options it takes every argument that names an existing path, an option's value included
+    (``--data-dir DIR``), as a place to look for its rootdir and config file."""
+    where = config.invocation_params.dir
+    taken = set(config.args)
+    strays = [
+        a for a in map(str, config.invocation_params.args)
+        if not a.startswith("-") and a not in taken and (where / a).exists()
+    ]  # fmt: skip
+    if not strays:
         return ""
     return (
-        f" (pytest chose its rootdir {config.rootpath} from a path on the command line: "
-        "write path options with '=', e.g. --data-dir=DIR, or set EXTRACTBENCH_DATA)"
+        f" (pytest took {strays[0]} on the command line as a place for its rootdir and config, "
+        f"and chose {config.rootpath}: write path options with '=', e.g. --data-dir=DIR, or "
+        "set EXTRACTBENCH_DATA)"
     )
 
 
