@@ -12,7 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from extractbench.suites.model_files import default_model_path  # noqa: E402
 
-__all__ = ["rates_at"]
+__all__ = ["rates_at", "curve_at"]
 
 
 def rates_at(n_threads: int, tokens: list[int]) -> tuple[float, float]:
@@ -43,6 +43,49 @@ def rates_at(n_threads: int, tokens: list[int]) -> tuple[float, float]:
     for _ in range(64):
         llm.eval([tokens[-1]])
     return prefill, 64 / (time.perf_counter() - start)
+
+
+def curve_at(
+    n_threads: int, tokens: list[int], lengths: list[int], decodes: int = 16
+) -> dict[str, object]:
+    """The default model's costs by context length with ``n_threads`` threads, loaded as the
+    harness loads it: one prefill of ``tokens[:lengths[-1]]`` in steps that end on the
+    lengths, each step timed (the cumulative prefill seconds ``T(L)``; with lengths that are
+    multiples of the 512-token batch the prefill runs in the batches one whole prompt's
+    would), and after each step ``decodes`` single-token decodes, timed apart (a sliding-
+    window cache cannot drop its tail, so the decodes stay in the context: later positions
+    move by ``decodes`` per step). Returns ``load_s``, ``lengths``, ``prefill_s`` and
+    ``decode_tok_s`` (this process alone)."""
+    import contextlib
+
+    from extractbench.fixtures.models.repack import decide_here, no_extra_buffers
+    from llama_cpp import Llama
+
+    loading = contextlib.nullcontext() if decide_here("auto").repack else no_extra_buffers()
+    start = time.perf_counter()
+    with loading:
+        llm = Llama(
+            str(default_model_path()),
+            n_ctx=lengths[-1] + decodes * len(lengths) + 8,
+            n_threads=n_threads,
+            n_threads_batch=n_threads,
+            n_batch=512,
+            verbose=False,
+        )
+    load_s = time.perf_counter() - start
+    llm.reset()
+    prefill, decode, done, spent = [], [], 0, 0.0
+    for length in lengths:
+        start = time.perf_counter()
+        llm.eval(tokens[done:length])
+        spent += time.perf_counter() - start
+        prefill.append(spent)
+        done = length
+        start = time.perf_counter()
+        for _ in range(decodes):
+            llm.eval([tokens[length - 1]])
+        decode.append(decodes / (time.perf_counter() - start))
+    return {"load_s": load_s, "lengths": lengths, "prefill_s": prefill, "decode_tok_s": decode}
 
 
 def main() -> None:

@@ -4,22 +4,22 @@ For each suite (FDA, Table QA, TableBench, Struc-Bench, MINEA), on the default m
 
 1. the run: ``pytest <suite> -n WORKERS --limit N --no-cache`` in a subprocess, its wall
    time (what a user waits for: collection, model loads, every item) and its run record;
-2. the bound, as ``benchmarks/lm_eval_compare.py`` defines it for FDA: unique prompt
-   tokens / measured prefill rate + generated tokens / measured decode rate, where
+2. the bound on the same calls: each prompt's new tokens charged at their own positions
+   and each call's generated tokens at its own length (``prefill_bound.py``), where
 
-   - the prompts are the run's own: every model call of every item (judge calls too) is
-     replayed from the run record through the suite's ``run`` (as ``--rescore`` does) and
-     its prompt captured; "unique prompt tokens" is the size of the token trie of all of
-     them (a prefix shared by several prompts counts once: what a perfect prefix cache
-     would prefill);
-   - the generated tokens are the record's (every call's ``completion_tokens``);
-   - the rates are the machine's best, as in ``lm_eval_compare.lower_bound``: one process
-     with every core, or WORKERS processes at once with cores // WORKERS threads each (their
-     rates summed), each prefilling one prompt of the suite's median prompt length and then
-     decoding 64 tokens after it (a rate measured on a short prompt would overstate a
-     long-prompt suite's speed: attention grows with the context).
+   - the calls are the run's own: every model call of every item (judge calls too) is
+     replayed from the run record through the suite's ``run`` (as ``--rescore`` does), its
+     prompt and generated tokens captured; a prefix shared by several prompts is charged
+     once (the token trie: what a perfect prefix cache would prefill);
+   - the costs are measured by context length (``model_rates.curve_at``): one prefill of
+     the run's longest prompt timed at 512, 1,024, 2,048, ... tokens and at its end
+     (cumulative), decode rates at each of those lengths, interpolated between them; the
+     machine's best, length by length, of one process with every core and WORKERS
+     processes at once with cores // WORKERS threads each (their throughput summed);
+   - the bound is given without and with start-up: ``pytest SELECTION --collect-only``'s
+     wall time plus one model load (every worker pays both, at once).
 
-Prints a markdown table (suite, items, wall, bound, ratio, tokens, rates) and the load
+Prints a markdown table (suite, items, wall, bound, start-up, ratios, tokens) and the load
 average before and after each run (whether the machine was shared). Run, niced on a shared
 machine:
 
@@ -54,7 +54,8 @@ from extractbench.suites.model import ModelError, ModelInfo  # noqa: E402
 from extractbench.suites.model_files import default_model_path  # noqa: E402
 from extractbench.suites.protocol import Models  # noqa: E402
 from extractbench.suites.registry import Registry  # noqa: E402
-from model_rates import rates_at  # noqa: E402  (benchmarks/model_rates.py)
+from model_rates import curve_at  # noqa: E402  (benchmarks/model_rates.py)
+from prefill_bound import Curve, best_curve, bound_seconds, curve_lengths  # noqa: E402
 
 # suite -> (the pytest selection that runs it alone, the default --limit)
 SUITES: dict[str, tuple[str, int]] = {
@@ -107,11 +108,11 @@ def run_suite(selection: str, limit: int, workers: int, data_dir: Path, out: Pat
 
 class Capture:
     """A model that answers from the run record (``ReplayBackend``) and keeps every
-    prompt it is asked, with the real backend's capabilities and tokenizer (so the suite
+    prompt it is asked with the tokens the run generated for it, with the real backend's capabilities and tokenizer (so the suite
     builds the very prompts of the run: MINEA sizes its threads by token counts)."""
 
-    def __init__(self, replay: ReplayBackend, real: Any, prompts: list[str]) -> None:
-        self.info, self._replay, self._real, self.prompts = replay.info, replay, real, prompts
+    def __init__(self, replay: ReplayBackend, real: Any, calls: list[tuple[str, int]]) -> None:
+        self.info, self._replay, self._real, self.calls = replay.info, replay, real, calls
         self.capabilities = real.capabilities
         self.misses = 0
 
@@ -119,12 +120,14 @@ class Capture:
         return self._real.count_tokens(text)
 
     def generate(self, prompt: str, **kwargs: Any) -> Any:
-        self.prompts.append(prompt)
         try:
-            return self._replay.generate(prompt, **kwargs)
+            generation = self._replay.generate(prompt, **kwargs)
         except ModelError:
             self.misses += 1
+            self.calls.append((prompt, 0))
             raise
+        self.calls.append((prompt, generation.completion_tokens))
+        return generation
 
 
 def _replay(section: dict[str, Any], calls: list[dict[str, Any]]) -> ReplayBackend:
@@ -137,10 +140,12 @@ def _replay(section: dict[str, Any], calls: list[dict[str, Any]]) -> ReplayBacke
     return ReplayBackend(info, section.get("fingerprint", ""), calls)
 
 
-def captured_prompts(record: RunRecord, name: str, data_dir: Path) -> tuple[list[str], int]:
-    """Every prompt the run sent for suite ``name`` (the record's items, replayed through
-    the suite's ``run``) and how many calls the replay could not answer (0 when the
-    prompts are exactly the run's)."""
+def captured_calls(
+    record: RunRecord, name: str, data_dir: Path
+) -> tuple[list[tuple[str, int]], int]:
+    """Every call the run made for suite ``name`` as (prompt, generated tokens): the
+    record's items replayed through the suite's ``run``; and how many calls the replay could
+    not answer (0 when the prompts are exactly the run's)."""
     suite = Registry.installed().suites[name]
     options = suite.parse_options(record.settings.get("suite_options", {}).get(name))
     wanted = {it.id for it in record.items if it.suite == name}
@@ -150,96 +155,105 @@ def captured_prompts(record: RunRecord, name: str, data_dir: Path) -> tuple[list
         "llama-cpp", default_model_path(), 0, max(1, os.cpu_count() or 1), default=True
     )
     real = load_backend(spec, items)
-    prompts: list[str] = []
-    model = Capture(_replay(record.model, calls), real, prompts)
-    judge = Capture(_replay(record.judge or record.model, calls), real, prompts)
+    captured: list[tuple[str, int]] = []
+    model = Capture(_replay(record.model, calls), real, captured)
+    judge = Capture(_replay(record.judge or record.model, calls), real, captured)
     for item in items:
         try:
             suite.run(item, Models(model, judge), options)
         except ModelError:
             pass  # counted as a miss
-    return prompts, model.misses + judge.misses
+    return captured, model.misses + judge.misses
 
 
-def unique_prompt_tokens(prompts: list[str]) -> tuple[int, int, int]:
-    """(unique, total, median) prompt tokens of ``prompts`` in the default model's
-    tokenizer (with BOS). Unique = nodes of the token trie = sum over the sorted token
-    sequences of len(s_i) - lcp(s_i, s_{i-1}): every distinct prefix counted once."""
-    from llama_cpp import Llama
-
-    vocab = Llama(str(default_model_path()), vocab_only=True, verbose=False)
-    seqs = sorted(vocab.tokenize(p.encode(), add_bos=True) for p in prompts)
-    unique, previous = 0, []
-    for seq in seqs:
-        common = 0
-        for a, b in zip(seq, previous, strict=False):
-            if a != b:
-                break
-            common += 1
-        unique += len(seq) - common
-        previous = seq
-    lengths = [len(s) for s in seqs]
-    return unique, sum(lengths), int(statistics.median(lengths)) if lengths else 0
-
-
-def machine_rates(tokens: list[int], workers: int) -> dict[str, float]:
-    """The best of one process with every core and ``workers`` processes at once (rates
-    summed), the combination ``lm_eval_compare.lower_bound`` uses."""
+def machine_curve(tokens: list[int], lengths: list[int], workers: int) -> tuple[Curve, float]:
+    """The machine's best costs by length (:func:`prefill_bound.best_curve` of one process
+    with every core and ``workers`` processes at once with ``cores // workers`` threads each,
+    their throughput summed) and the model's load time in the latter (what each worker
+    pays at start-up)."""
     cores = os.cpu_count() or 1
     context = get_context("spawn")
     with ProcessPoolExecutor(1, mp_context=context) as pool:
-        single = pool.submit(rates_at, cores, tokens).result()
+        single = pool.submit(curve_at, cores, tokens, lengths).result()
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        split = [
-            f.result()
-            for f in [
-                pool.submit(rates_at, max(1, cores // workers), tokens) for _ in range(workers)
-            ]
+        futures = [
+            pool.submit(curve_at, max(1, cores // workers), tokens, lengths) for _ in range(workers)
         ]
-    parallel = (sum(r[0] for r in split), sum(r[1] for r in split))
-    return {
-        "prefill_tok_s": round(max(single[0], parallel[0]), 1),
-        "decode_tok_s": round(max(single[1], parallel[1]), 1),
-    }
+        split = [f.result() for f in futures]
+    together = Curve(
+        tuple(lengths),
+        tuple(max(c["prefill_s"][i] for c in split) / workers for i in range(len(lengths))),
+        tuple(sum(c["decode_tok_s"][i] for c in split) for i in range(len(lengths))),
+    )
+    alone = Curve(tuple(lengths), tuple(single["prefill_s"]), tuple(single["decode_tok_s"]))
+    return best_curve([alone, together]), max(c["load_s"] for c in split)
 
 
-def bound(record: RunRecord, name: str, data_dir: Path, workers: int) -> dict[str, Any]:
-    """The suite's bound on the run's own items and calls (see the module docstring)."""
+def collection_seconds(selection: str, limit: int, data_dir: Path) -> float:
+    """Wall seconds of ``pytest SELECTION --collect-only --limit LIMIT``: the collection
+    every run (each xdist worker, at once) pays before its first item."""
+    command = [
+        sys.executable, "-m", "pytest", selection, "--collect-only", "-q", "-p",
+        "no:cacheprovider", "--limit", str(limit), f"--data-dir={data_dir}",
+    ]  # fmt: skip
+    start = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, check=False, capture_output=True, text=True)
+    return time.perf_counter() - start
+
+
+def bound(
+    record: RunRecord, name: str, data_dir: Path, workers: int, selection: str, limit: int
+) -> dict[str, Any]:
+    """The suite's bound on the run's own items and calls (see the module docstring), with
+    and without start-up (collection and one model load)."""
     from llama_cpp import Llama
 
-    prompts, misses = captured_prompts(record, name, data_dir)
-    unique, total, median = unique_prompt_tokens(prompts)
-    generated = sum(int(c.get("completion_tokens", 0)) for it in record.items for c in it.calls)
+    calls, misses = captured_calls(record, name, data_dir)
     vocab = Llama(str(default_model_path()), vocab_only=True, verbose=False)
-    sample = min(prompts, key=lambda p: abs(len(p) - statistics.median(map(len, prompts))))
-    rates = machine_rates(vocab.tokenize(sample.encode(), add_bos=True), workers)
-    seconds = unique / rates["prefill_tok_s"] + generated / rates["decode_tok_s"]
+    sequences = [vocab.tokenize(prompt.encode(), add_bos=True) for prompt, _ in calls]
+    generated = [n for _, n in calls]
+    longest = max(sequences, key=len)
+    lengths = curve_lengths(len(longest))
+    curve, load_s = machine_curve(longest, lengths, workers)
+    costs = bound_seconds(sequences, generated, curve)
+    startup = collection_seconds(selection, limit, data_dir) + load_s
     return {
-        "calls": len(prompts),
+        "calls": len(calls),
         "replay_misses": misses,
-        "prompt_tokens": total,
-        "unique_prompt_tokens": unique,
-        "median_prompt_tokens": median,
-        "generated_tokens": generated,
-        **rates,
-        "bound_s": round(seconds, 1),
+        "prompt_tokens": int(costs["prompt_tokens"]),
+        "unique_prompt_tokens": int(costs["unique_tokens"]),
+        "median_prompt_tokens": int(statistics.median(map(len, sequences))),
+        "longest_prompt_tokens": len(longest),
+        "generated_tokens": sum(generated),
+        "curve": {
+            "lengths": lengths,
+            "prefill_s": list(curve.prefill_s),
+            "decode_tok_s": list(curve.decode_tok_s),
+        },  # fmt: skip
+        "prefill_s": round(costs["prefill_s"], 1),
+        "decode_s": round(costs["decode_s"], 1),
+        "bound_s": round(costs["bound_s"], 1),
+        "startup_s": round(startup, 1),
+        "bound_startup_s": round(costs["bound_s"] + startup, 1),
     }
 
 
 def table(rows: dict[str, dict[str, Any]]) -> str:
     """The markdown table of the performance page."""
     lines = [
-        "| suite | items | run wall | bound | wall / bound | unique / all prompt tokens "
-        "| generated tokens | prefill, decode tok/s (at median prompt) | load before → after |",
-        "|---|---:|---:|---:|---:|---:|---:|---|---|",
+        "| suite | items | run wall | bound (prefill + decode) | + start-up | wall / bound "
+        "| wall / bound with start-up | unique / all prompt tokens | median, longest prompt "
+        "| generated tokens | load before → after |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for name, r in rows.items():
         lines.append(
-            f"| {name} | {r['items']} | {r['wall_s']:.1f} s | {r['bound_s']:.1f} s | "
-            f"{r['wall_s'] / r['bound_s']:.2f}x | {r['unique_prompt_tokens']:,} / "
-            f"{r['prompt_tokens']:,} | {r['generated_tokens']:,} | {r['prefill_tok_s']:.0f}, "
-            f"{r['decode_tok_s']:.1f} ({r['median_prompt_tokens']:,} tokens) | "
-            f"{r['load_before'][0]} → {r['load_after'][0]} |"
+            f"| {name} | {r['items']} | {r['wall_s']:.1f} s | {r['bound_s']:.1f} s "
+            f"({r['prefill_s']:.1f} + {r['decode_s']:.1f}) | {r['startup_s']:.1f} s | "
+            f"{r['wall_s'] / r['bound_s']:.2f}x | {r['wall_s'] / r['bound_startup_s']:.2f}x | "
+            f"{r['unique_prompt_tokens']:,} / {r['prompt_tokens']:,} | "
+            f"{r['median_prompt_tokens']:,}, {r['longest_prompt_tokens']:,} | "
+            f"{r['generated_tokens']:,} | {r['load_before'][0]} → {r['load_after'][0]} |"
         )
     return "\n".join(lines)
 
@@ -281,7 +295,7 @@ def main() -> None:
                 "limit": limits[name],
                 **run,
                 "record_duration_s": record.duration_s,
-                **bound(record, name, data_dir, args.workers),
+                **bound(record, name, data_dir, args.workers, SUITES[name][0], limits[name]),
             }
             print(json.dumps({name: rows[name]}), flush=True)
     result = {"workers": args.workers, "cpu_count": os.cpu_count(), "suites": rows}
