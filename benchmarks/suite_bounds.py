@@ -60,8 +60,8 @@ from prefill_bound import Curve, best_curve, bound_seconds, curve_lengths  # noq
 # suite -> (the pytest selection that runs it alone, the default --limit)
 SUITES: dict[str, tuple[str, int]] = {
     "fda": ("suites/fda", 20),
-    "tableqa": ("suites/tableqa/test_tableqa.py::test_tableqa", 6),
-    "tablebench": ("suites/tablebench/test_tablebench.py::test_tablebench", 6),
+    "tableqa": ("suites/tableqa", 6),
+    "tablebench": ("suites/tablebench", 6),
     "strucbench": ("suites/strucbench", 3),
     "minea": ("suites/minea", 1),
 }
