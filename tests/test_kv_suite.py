@@ -120,3 +120,36 @@ def test_without_kv_path_the_suite_says_what_it_needs(pytester):
     )
     assert result.ret == 4
     assert "kv.path=FILE is required" in result.stdout.str() + result.stderr.str()
+
+
+def test_the_user_s_items_shard_merge_compare_and_export_as_a_paper_suite_s(pytester, capsys):
+    """Shards of the user's items merge into the single run's verdict, a later run compares
+    with it as a baseline, and the JUnit, HTML and CTRF files hold its items."""
+    from extractbench.plugins.cli.main import main as cli_main
+
+    _project(pytester)
+    whole = _run(pytester, "--report-json", "one.json", "--junitxml", "one.xml",
+                 "--html", "one.html", "--ctrf", "ctrf.json")  # fmt: skip
+    assert whole.ret == 0, whole.stdout.str()[-2000:]
+    single = json.loads((pytester.path / "one.json").read_text())
+    shards = []
+    for k in (1, 2):
+        shard = _run(pytester, "--shard", f"{k}/2", "--report-json", f"s{k}.json")
+        assert shard.ret == 0, shard.stdout.str()[-2000:]
+        shards.append(str(pytester.path / f"s{k}.json"))
+    parts = [{it["id"] for it in json.loads(open(p).read())["items"]} for p in shards]
+    assert parts[0] and parts[1] and not parts[0] & parts[1]
+    assert cli_main(["merge", *shards, "-o", str(pytester.path / "merged.json")]) == 0
+    capsys.readouterr()
+    merged = json.loads((pytester.path / "merged.json").read_text())
+    assert merged["aggregates"] == single["aggregates"] and merged["gates"] == single["gates"]
+    again = _run(pytester, "--baseline", "one.json", "--max-regression", "0.02",
+                 "--report-json", "two.json")  # fmt: skip
+    assert again.ret == 0, again.stdout.str()[-2000:]
+    baseline = json.loads((pytester.path / "two.json").read_text())["baseline"]
+    assert baseline["shared_items"] == 20 and not baseline["failed"]
+    junit = (pytester.path / "one.xml").read_text()
+    assert junit.count("<testcase") == 21 and 'classname="gate"' in junit  # 20 items, 1 gate
+    assert "kv/accuracy" in (pytester.path / "one.html").read_text()
+    ctrf = json.loads((pytester.path / "ctrf.json").read_text())
+    assert ctrf["results"]["summary"]["passed"] >= 20
