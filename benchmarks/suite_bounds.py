@@ -197,8 +197,11 @@ def collection_seconds(selection: str, limit: int, data_dir: Path) -> float:
         "no:cacheprovider", "--limit", str(limit), f"--data-dir={data_dir}",
     ]  # fmt: skip
     start = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, check=False, capture_output=True, text=True)
-    return time.perf_counter() - start
+    done = subprocess.run(command, cwd=ROOT, check=False, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"suite_bounds.py: {' '.join(command)} failed:\n{done.stdout[-2000:]}")
+    return seconds
 
 
 def bound(

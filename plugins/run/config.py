@@ -113,9 +113,16 @@ def _rootdir_hint(config: pytest.Config) -> str:
     (``--data-dir DIR``), as a place to look for its rootdir and config file."""
     where = config.invocation_params.dir
     taken = set(config.args)
+
+    def exists(arg: str) -> bool:
+        try:
+            return (where / arg).exists()
+        except OSError:  # e.g. a name too long to be a path: not one pytest could take
+            return False
+
     strays = [
         a for a in map(str, config.invocation_params.args)
-        if not a.startswith("-") and a not in taken and (where / a).exists()
+        if not a.startswith("-") and a not in taken and exists(a)
     ]  # fmt: skip
     if not strays:
         return ""
