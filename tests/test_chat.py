@@ -272,7 +272,7 @@ def test_the_rendered_template_keeps_the_table_before_the_question(chat_gguf):
     (and the system prompt before it) must come first in the rendered messages."""
     from extractbench.fixtures.models.chat import gguf_template
     from extractbench.fixtures.models.llama_chat import LlamaChat
-    from extractbench.fixtures.models.llama_cpp import vocabulary
+    from extractbench.fixtures.models.llama_vocab import vocabulary
 
     vocab = vocabulary(chat_gguf)
     chat = LlamaChat(vocab, gguf_template(chat_gguf).text)
