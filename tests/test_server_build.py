@@ -190,3 +190,29 @@ def test_a_build_that_cannot_work_is_one_line_and_exit_4(tmp_path, cache, case, 
     if case == "compile-error":
         assert lines[0].endswith("build.log") and "oops" in Path(lines[0].split()[-1]).read_text()
     assert not list(cache.glob("llama-server/*/llama-server"))
+
+
+def test_if_missing_keeps_a_server_built_with_the_same_flags_and_rebuilds_otherwise(
+    tmp_path, cache
+):
+    built = cli("server", "build", "--version", "1.0", "--sdist", str(fake_sdist(tmp_path, "1.0")))
+    assert built.returncode == 0, built.stderr
+    binary = cache / "llama-server" / "1.0" / "llama-server"
+    before = binary.stat().st_mtime_ns
+    # an unreadable archive: a build that started would fail, so exit 0 means none started
+    bad = tmp_path / "bad.tar.gz"
+    bad.write_text("not gzip")
+    kept = cli("server", "build", "--version", "1.0", "--sdist", str(bad), "--if-missing")
+    assert kept.returncode == 0, kept.stderr
+    assert (
+        f"kept {binary}: built for llama-cpp-python==1.0 with the same CMake flags" in kept.stdout
+    )
+    assert binary.stat().st_mtime_ns == before
+    # other CMake flags ($CMAKE_ARGS, e.g. a GPU build): the kept server is not theirs
+    other = cli("server", "build", "--version", "1.0", "--sdist", str(bad), "--if-missing",
+                env={"CMAKE_ARGS": "-DGGML_NATIVE=OFF"})  # fmt: skip
+    assert other.returncode == 4 and "not a readable source archive" in other.stderr
+    # another version has no server yet: it is built
+    fresh = cli("server", "build", "--version", "2.0", "--if-missing",
+                "--sdist", str(fake_sdist(tmp_path / "two", "2.0")))  # fmt: skip
+    assert fresh.returncode == 0 and (cache / "llama-server" / "2.0" / "llama-server").is_file()

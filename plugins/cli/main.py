@@ -221,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     bld.add_argument("--sdist", metavar="PATH",
                      help="a local llama-cpp-python source archive instead of pip download")  # fmt: skip
     bld.add_argument("--jobs", type=int, metavar="N", help="parallel compile jobs (default: CPUs)")
+    bld.add_argument("--if-missing", action="store_true",
+                     help="keep a server already built for this version with the same CMake "
+                     "flags (build.json) instead of compiling again")  # fmt: skip
     ssub.add_parser("which", help="print the llama-server --serve would start and exit 0, "
                     "or exit 1 when there is none")  # fmt: skip
     sub.add_parser(

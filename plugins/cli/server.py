@@ -33,7 +33,12 @@ def server_command(args: argparse.Namespace) -> int:
         print(f"extractbench server build: --jobs {args.jobs}: must be at least 1", file=sys.stderr)
         return USAGE_ERROR
     try:
-        build_server(args.version, sdist=Path(args.sdist) if args.sdist else None, jobs=args.jobs)
+        build_server(
+            args.version,
+            sdist=Path(args.sdist) if args.sdist else None,
+            jobs=args.jobs,
+            if_missing=args.if_missing,
+        )
     except ServerBuildError as exc:
         print(f"extractbench server build: {exc}", file=sys.stderr)
         return USAGE_ERROR
