@@ -39,6 +39,13 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
+def _may_nest_deeper(text: str | bytes, limit: int) -> bool:
+    """False when ``text`` holds at most ``limit`` opening brackets, so no value parsed from
+    it can nest deeper (a count in C, far cheaper than walking a large value)."""
+    opening = (b"[", b"{") if isinstance(text, bytes) else ("[", "{")
+    return text.count(opening[0]) + text.count(opening[1]) > limit
+
+
 def _deep_at(text: str, limit: int, start: int = 0) -> int:
     """Index of the first bracket opening level ``limit + 1`` in ``text`` (0 if none)."""
     depth = 0
@@ -83,7 +90,7 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, **kwargs: Any) -> An
         value = None
         deep = True
     else:
-        deep = _depth_exceeds(value, max_depth)
+        deep = _may_nest_deeper(text, max_depth) and _depth_exceeds(value, max_depth)
     if deep:
         source = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         raise _error(source, max_depth) from None

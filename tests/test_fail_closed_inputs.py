@@ -80,6 +80,10 @@ def test_the_parser_refuses_deep_values_as_invalid_json():
         assert safe_json.too_deep(exc.value) and exc.value.pos == first_too_deep
     assert safe_json.loads(_deep(100)) == json.loads(_deep(100))
     assert safe_json.loads('["[[[[", {"a": [1]}]') == ["[[[[", {"a": [1]}]
+    # as bytes, and with exactly the limit's 101 brackets, 100 of them inside a string
+    with pytest.raises(json.JSONDecodeError, match="nested deeper than 3 levels"):
+        safe_json.loads(b'[[[[1]]]]', max_depth=3)
+    assert safe_json.loads('["' + "[" * 100 + '"]') == ["[" * 100]
     with pytest.raises(json.JSONDecodeError, match="nested deeper"):
         safe_json.raw_decode("x " + _deep(), 2)
 

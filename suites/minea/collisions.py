@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 
 from extractbench.suites.minea.names import contains_phrase, name_key, normalise
@@ -44,17 +45,32 @@ def shared_keywords(a: Needle, b: Needle) -> int:
     return len(keyword_set(a) & keyword_set(b))
 
 
-def _conflict(candidate: Needle, chosen: Iterable[Needle], haystack_key: str) -> str | None:
+@dataclass(frozen=True)
+class _Normalised:
+    """What the conflict checks read of a needle, normalised once per selection: its name
+    key, its paragraph and its keyword set."""
+
+    key: str
+    paragraph: str
+    keywords: frozenset[str]
+
+    @classmethod
+    def of(cls, needle: Needle) -> _Normalised:
+        return cls(name_key(needle.name), normalise(needle.paragraph), keyword_set(needle))
+
+
+def _conflict(
+    candidate: _Normalised, chosen: Iterable[_Normalised], haystack_key: str
+) -> str | None:
     """Why ``candidate`` cannot join ``chosen`` in a document, or None."""
-    key = name_key(candidate.name)
-    if contains_phrase(haystack_key, key):
+    if contains_phrase(haystack_key, candidate.key):
         return "name_in_document"
     for other in chosen:
-        if contains_phrase(normalise(other.paragraph), key) or contains_phrase(
-            normalise(candidate.paragraph), name_key(other.name)
+        if contains_phrase(other.paragraph, candidate.key) or contains_phrase(
+            candidate.paragraph, other.key
         ):
             return "name_in_other_needle"
-        if shared_keywords(candidate, other) > MAX_SHARED_KEYWORDS:
+        if len(candidate.keywords & other.keywords) > MAX_SHARED_KEYWORDS:
             return "shared_keywords"
     return None
 
@@ -69,11 +85,14 @@ def select_needles(haystack: str, window: Sequence[Needle]) -> tuple[list[Needle
     """
     haystack_key = normalise(haystack)
     kept: list[Needle] = []
+    kept_facts: list[_Normalised] = []
     skipped: Counter[str] = Counter()
     for needle in window:
-        why = _conflict(needle, kept, haystack_key)
+        facts = _Normalised.of(needle)
+        why = _conflict(facts, kept_facts, haystack_key)
         if why is None:
             kept.append(needle)
+            kept_facts.append(facts)
         else:
             skipped[why] += 1
     return kept, skipped
