@@ -22,28 +22,29 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 _DECODER = json.JSONDecoder()
 
 
-def _depth_exceeds(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests lists or dicts more than ``limit`` levels (iterative)."""
-    stack = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict):
-            children = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        if depth > limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_AS_PARENS = str.maketrans("[{]}", "(())")
 
 
-def _may_nest_deeper(text: str | bytes, limit: int) -> bool:
-    """False when ``text`` holds at most ``limit`` opening brackets, so no value parsed from
-    it can nest deeper (a count in C, far cheaper than walking a large value)."""
-    opening = (b"[", b"{") if isinstance(text, bytes) else ("[", "{")
-    return text.count(opening[0]) + text.count(opening[1]) > limit
+def _nests_deeper(text: str | bytes, limit: int) -> bool:
+    """Whether ``text``, JSON that parsed, nests arrays or objects more than ``limit`` levels.
+
+    Read from the text with the regular-expression engine and ``str.replace`` (C loops)
+    rather than by walking the parsed value: strings out, brackets kept as ``(`` and ``)``,
+    then each ``replace("()", "")`` removes the innermost pairs, exactly one level, so a
+    text still holding brackets after ``limit`` passes nests deeper than ``limit``.
+    """
+    if isinstance(text, bytes):
+        text = text.decode(json.detect_encoding(text), "replace")
+    if text.count("[") + text.count("{") <= limit:  # too few brackets, in strings or not
+        return False
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text)).translate(_AS_PARENS)
+    for _ in range(limit):
+        if not brackets:
+            return False
+        brackets = brackets.replace("()", "")
+    return bool(brackets)
 
 
 def _deep_at(text: str, limit: int, start: int = 0) -> int:
@@ -90,7 +91,7 @@ def loads(text: str | bytes, *, max_depth: int = MAX_DEPTH, **kwargs: Any) -> An
         value = None
         deep = True
     else:
-        deep = _may_nest_deeper(text, max_depth) and _depth_exceeds(value, max_depth)
+        deep = _nests_deeper(text, max_depth)
     if deep:
         source = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
         raise _error(source, max_depth) from None
@@ -108,6 +109,6 @@ def raw_decode(text: str, pos: int = 0, *, max_depth: int = MAX_DEPTH) -> tuple[
         value, end = _DECODER.raw_decode(text, pos)
     except RecursionError:
         raise _error(text, max_depth, pos) from None
-    if _depth_exceeds(value, max_depth):
+    if _nests_deeper(text[pos:end], max_depth):
         raise _error(text, max_depth, pos)
     return value, end

@@ -82,10 +82,42 @@ def test_the_parser_refuses_deep_values_as_invalid_json():
     assert safe_json.loads('["[[[[", {"a": [1]}]') == ["[[[[", {"a": [1]}]
     # as bytes, and with exactly the limit's 101 brackets, 100 of them inside a string
     with pytest.raises(json.JSONDecodeError, match="nested deeper than 3 levels"):
-        safe_json.loads(b'[[[[1]]]]', max_depth=3)
+        safe_json.loads(b"[[[[1]]]]", max_depth=3)
     assert safe_json.loads('["' + "[" * 100 + '"]') == ["[" * 100]
     with pytest.raises(json.JSONDecodeError, match="nested deeper"):
         safe_json.raw_decode("x " + _deep(), 2)
+
+
+def test_the_nesting_limit_is_each_values_own_depth():
+    """The limit read from the text (strings with brackets, empty containers, indents)
+    against the depth of the parsed value, at every limit up to one past it."""
+    import random
+
+    from extractbench.suites import safe_json
+
+    def depth(value) -> int:
+        children = value.values() if isinstance(value, dict) else value
+        if not isinstance(value, dict | list):
+            return 0
+        return 1 + max((depth(child) for child in children), default=0)
+
+    def value(rng: random.Random, levels: int):
+        if levels == 0 or rng.random() < 0.2:
+            return rng.choice([1, "a[{b", 'x"]\\', None, [], {}])
+        if rng.random() < 0.5:
+            return [value(rng, levels - 1) for _ in range(rng.randint(0, 3))]
+        return {f"k{i}[": value(rng, levels - 1) for i in range(rng.randint(0, 3))}
+
+    rng = random.Random(1)
+    for _ in range(500):
+        made = value(rng, rng.randint(0, 8))
+        text = json.dumps(made, indent=rng.choice([None, 1]))
+        for limit in range(depth(made) + 2):
+            too_deep = depth(made) > limit
+            try:
+                assert safe_json.loads(text, max_depth=limit) == made and not too_deep
+            except json.JSONDecodeError as exc:
+                assert too_deep and safe_json.too_deep(exc), (text, limit)
 
 
 def test_the_package_parses_json_only_through_the_depth_limited_helper():
