@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from extractbench.fixtures.models.core_share import CORE_SHARE_KEY, shares_cores
 from extractbench.fixtures.models.redact import redact_text
-from extractbench.fixtures.plugin import ModelSetup
+from extractbench.fixtures.plugin import ModelSetup, workers
 from extractbench.plugins.outputs.terminal import summary_lines
 from extractbench.plugins.outputs.write import Written
 from extractbench.plugins.run.config import RunConfig
@@ -73,6 +74,7 @@ class Controller:
         # (plugins/run/crashes.py); a supervised run (plugins/run/supervisor.py) gives its journal
         self._own_fault_dir = journal is None
         self.fault_dir = journal or Path(tempfile.mkdtemp(prefix="extractbench-faults-"))
+        self.core_share: Path | None = None  # made for the first xdist worker
         # every output of this run, locked from now to the last write (suites/locks.py):
         # a second run on the same paths stops at once instead of replacing this one's
         targets = cfg.targets
@@ -114,11 +116,19 @@ class Controller:
             self._sigterm = None
         if self._own_fault_dir:
             shutil.rmtree(self.fault_dir, ignore_errors=True)
+        if self.core_share is not None:
+            shutil.rmtree(self.core_share, ignore_errors=True)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        """xdist: each worker writes its fault report into the run's fault folder."""
+        """xdist: each worker writes its fault report into the run's fault folder and,
+        without ``--threads``, marks itself running in the run's core-share folder
+        (:mod:`fixtures.models.core_share`)."""
         node.workerinput[FAULT_DIR_KEY] = str(self.fault_dir)
+        if shares_cores(workers(self.config), self.setup.options.threads):
+            if self.core_share is None:
+                self.core_share = Path(tempfile.mkdtemp(prefix="extractbench-cores-"))
+            node.workerinput[CORE_SHARE_KEY] = str(self.core_share)
 
     def _stop(self, reason: str) -> None:
         """Stop the run after the items now running (serial and under xdist)."""

@@ -72,7 +72,8 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
         type=int,
         default=None,
         metavar="N",
-        help="CPU threads per worker (default: CPU cores // xdist workers, at least 1).",
+        help="CPU threads per worker (default: CPU cores // xdist workers, at least 1; "
+        "llama.cpp in process then also takes the cores of workers whose items are done).",
     )
     group.addoption(
         "--base-url",

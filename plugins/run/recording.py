@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 from extractbench.fixtures.models.chat import SHOWN, chat_facts
+from extractbench.fixtures.models.core_share import shares_cores
 from extractbench.fixtures.models.redact import redact_json, redact_text
-from extractbench.fixtures.plugin import ModelSetup
+from extractbench.fixtures.plugin import ModelSetup, workers
 from extractbench.plugins.outputs.code_version import code_version
 from extractbench.plugins.outputs.endpoint_stats import endpoint_stats
 from extractbench.plugins.outputs.record import (
@@ -39,6 +40,7 @@ def _settings(config: pytest.Config, cfg: RunConfig, setup: ModelSetup) -> dict[
         "backend": spec.backend,
         "seed": spec.seed,
         "n_threads": spec.n_threads,
+        "threads_shared": shares_cores(workers(config), setup.options.threads),
         "workers": numprocesses or 0,
         "dist": getattr(config.option, "dist", "no"),
         "limit": cfg.limit,

@@ -1,4 +1,5 @@
 """The hooks of an xdist worker: write its fault report where the controller reads it,
+mark itself running while it has items (its cores go to the others after its last one),
 warn when ``--dist loadgroup`` does not group, and hand its suite facts over."""
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from extractbench.fixtures.models import core_share
 from extractbench.plugins.run.controller import WORKER_OUTPUT_KEY
 from extractbench.plugins.run.crashes import FAULT_DIR_KEY, enable_fault_log
 from extractbench.plugins.run.grouping import GroupingLost, ungrouped_items
@@ -27,6 +29,15 @@ class Worker:
         folder = self.config.workerinput.get(FAULT_DIR_KEY)  # type: ignore[attr-defined]
         if folder:
             enable_fault_log(Path(folder), self.config.workerinput["workerid"])  # type: ignore[attr-defined]
+        share = self.config.workerinput.get(core_share.CORE_SHARE_KEY)  # type: ignore[attr-defined]
+        if share:
+            core_share.join(Path(share))
+
+    def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        """After this worker's last item (xdist runs an item with no next one only once
+        the controller has no more to send) its cores go to the workers still running."""
+        if nextitem is None:
+            core_share.leave()
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """Warn (the warning travels to the controller's summary) when ``--dist loadgroup``
@@ -46,4 +57,5 @@ class Worker:
             )
 
     def pytest_sessionfinish(self) -> None:
+        core_share.leave()
         self.config.workeroutput[WORKER_OUTPUT_KEY] = self.state.suites  # type: ignore[attr-defined]
