@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from extractbench.plugins.outputs.record import RunRecord
+from extractbench.plugins.verdict.counts import outcome_counts
 
 __all__ = [
     "VerdictCase",
@@ -170,11 +171,10 @@ def junit_xml(record: RunRecord) -> str:
     cases = verdict_cases(record)
     family = junit_family(record)
     items, others = record.items, record.other_tests
-    failures = sum(it.outcome == "failed" for it in items) + sum(not c.passed for c in cases)
+    outcomes = outcome_counts(items)
+    failures = outcomes.failed + sum(not c.passed for c in cases)
     failures += sum(t.outcome == "failed" for t in others)
-    skipped = sum(it.outcome == "skipped" for it in items) + sum(
-        t.outcome == "skipped" for t in others
-    )
+    skipped = outcomes.skipped + sum(t.outcome == "skipped" for t in others)
     root = ET.Element("testsuites", name="extractbench")
     suite = ET.SubElement(
         root, "testsuite", name="extractbench", errors="0", failures=str(failures),

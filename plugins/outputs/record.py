@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from extractbench.plugins.verdict.baseline import Comparison
+from extractbench.plugins.verdict.counts import outcome_counts
 from extractbench.plugins.verdict.speed import SpeedChange, SpeedStats
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -305,14 +306,15 @@ def new_run_id(now: datetime | None = None) -> str:
 
 
 def item_counts(items: list[ItemEntry], expected: int) -> Counts:
-    """The record's ``counts`` for these items; ``expected``: items the run selected."""
-    scored = sum(1 for it in items if it.outcome == "passed")
+    """The record's ``counts`` for these items; ``expected``: items the run selected;
+    ``failed``: every item not scored (:func:`outcome_counts`)."""
+    outcomes = outcome_counts(items)
     calls = [c for it in items for c in it.calls]
     return Counts(
         items=len(items),
         expected=expected,
-        scored=scored,
-        failed=len(items) - scored,
+        scored=outcomes.scored,
+        failed=outcomes.failed + outcomes.skipped,
         calls=len(calls),
         cached_calls=sum(bool(c.get("cached", False)) for c in calls),
     )

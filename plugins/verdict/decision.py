@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from extractbench.plugins.verdict.aggregate import aggregate
 from extractbench.plugins.verdict.baseline import baseline_section
+from extractbench.plugins.verdict.counts import outcome_counts
 from extractbench.plugins.verdict.exit_codes import (
     INTERNAL_ERROR,
     INTERRUPTED,
@@ -215,10 +216,7 @@ def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
     ]  # fmt: skip
     breakdowns = {name: info.breakdown for name, info in record.suites.items()}
     aggregates = aggregate(scored, breakdowns)
-    failed: dict[str, int] = {}
-    for it in record.items:
-        if it.outcome != "passed":
-            failed[it.suite] = failed.get(it.suite, 0) + 1
+    failed = outcome_counts(record.items).not_scored_by_suite
     chosen = {name for name, info in record.suites.items() if (info.items_selected or 0) > 0}
     chosen |= {it.suite for it in record.items}
     speed = speed_stats(it.model_dump() for it in record.items)
