@@ -1,4 +1,4 @@
-"""A chat-capable copy of the default model, for tests and benchmarks (issue 29).
+"""A chat-capable copy of the default model, for tests and benchmarks.
 
 The default model (Gemma 3 270M Q4_K_M) carries no ``tokenizer.chat_template``.
 :func:`templated_gguf` writes a copy of it with a Gemma-style template added, with the

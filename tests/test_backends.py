@@ -221,7 +221,7 @@ def test_llama_cpp_reuses_a_groups_prefix_and_starts_each_group_with_an_empty_ca
 def test_a_cached_run_counts_tokens_and_sizes_the_context_without_loading_weights(tmp_path):
     """MINEA asks the model to count tokens and for its context window; the llama-cpp
     row answers both from the vocabulary, so a fully cached run never loads the weights
-    (the wrapper used to forward the question to the loaded model)."""
+    (the wrapper must not forward the question to the loaded model)."""
     from extractbench.fixtures.models import (
         GenerationCache,
         ModelSpec,

@@ -1,4 +1,4 @@
-"""Chat and instruct models (issue 29), without a model run: the system-role contract, the
+"""Chat and instruct models, without a model run: the system-role contract, the
 messages, --chat decided per backend, the cache keys, the wrapper that finishes chat
 answers the same way for every backend, and the chat template's shared prefix."""
 
@@ -221,7 +221,7 @@ def test_a_prompt_without_a_cue_answers_after_a_leading_newline():
     assert inner.asked[-1]["stop"] == () and inner.asked[-1]["system"] is None
     fda = replace(item, system="", stop_after_content=False)
     assert generate(fda, model).text == "\n2\nWhat is a?"  # the double only answers; FDA's stop
-    assert inner.asked[-1]["stop"] == ("\n",)  # goes to the engine as before
+    assert inner.asked[-1]["stop"] == ("\n",)  # FDA's stop goes to the engine unchanged
 
 
 def test_tableqa_items_carry_the_article_system_prompt_and_the_empty_cue_rule():

@@ -1,4 +1,4 @@
-"""Chat and instruct models (issue 29) through the plugin, black-box with pytester: the
+"""Chat and instruct models through the plugin, black-box with pytester: the
 usage errors, chat against an OpenAI-compatible server (tests/fake_openai.py), and chat
 in process on a templated copy of the default model (llama-cpp and hf)."""
 

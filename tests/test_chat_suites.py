@@ -1,4 +1,4 @@
-"""Every suite end to end in chat mode on llama-cpp (issue 29): ``pytest suites/ --chat on``
+"""Every suite end to end in chat mode on llama-cpp: ``pytest suites/ --chat on``
 on the chat-templated copy of the default model (tests/chat_gguf.py) and the real data,
 and ``--chat on`` with the base model refused in one line. Table QA runs with the
 article-exact prompt (no answer cue), whose answers must not be empty."""

@@ -1,4 +1,4 @@
-"""Fail closed with a server behind the model (issue 30): a hung or trickling server never
+"""Fail closed with a server behind the model: a hung or trickling server never
 keeps the run alive after SIGTERM, and cached answers are reused only for the same server
 build and model (its fingerprint), black-box through pytest and the fake OpenAI server."""
 

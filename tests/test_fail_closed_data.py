@@ -1,4 +1,4 @@
-"""Fail closed on data (issue 30): a fetch killed midway leaves no partial file beside the
+"""Fail closed on data: a fetch killed midway leaves no partial file beside the
 data, and a data file that changed after it was fetched is an error naming it, its
 expected digest and the fix. Every server here is a loopback one the test starts."""
 

@@ -14,7 +14,8 @@ GATED = "[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n[tool.extractb
 
 @pytest.mark.parametrize("mode", MODES)
 def test_gates_come_from_the_config_pytest_loaded_whatever_the_rootdir(toy, mode):
-    """--rootdir elsewhere used to drop the project's gates (exit 0 at any accuracy)."""
+    """--rootdir elsewhere keeps the project's gates (dropping them would exit 0 at any
+    accuracy)."""
     toy.makepyprojecttoml(GATED)
     elsewhere = toy.mkdir("elsewhere")
     result, record = run(toy, mode, "--rootdir", str(elsewhere))

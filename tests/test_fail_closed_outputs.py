@@ -1,4 +1,4 @@
-"""Two runs never write one report at once (issue 30, point 5): the one writer of reports
+"""Two runs never write one report at once: the one writer of reports
 holds ``<path>.lock``; a second process on a held path fails with one line naming it and
 the holder's pid, and the first run's file stays its own."""
 

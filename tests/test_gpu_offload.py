@@ -59,7 +59,7 @@ def test_bad_values_are_one_line_errors(kwargs, fragment):
 def test_fingerprint_is_untagged_only_for_the_numerics_before_these_settings():
     off = decide_offload(CPU_DEFAULTS, False)
     assert fingerprint_tag(CPU_DEFAULTS, off) == ""
-    default = parse_llama_settings()  # on a CPU build: the numerics as before, untagged
+    default = parse_llama_settings()  # on a CPU build: the CPU numerics, untagged
     assert fingerprint_tag(default, decide_offload(default, False)) == ""
     assert fingerprint_tag(default, decide_offload(default, True)) == ":fa=auto:ngl=all"
     on = parse_llama_settings(flash_attn="on")

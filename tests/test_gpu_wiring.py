@@ -1,4 +1,4 @@
-"""GPU and batched inference through the plugin (issue 28), black-box with pytester and
+"""GPU and batched inference through the plugin, black-box with pytester and
 without a GPU: the CPU build's own refusal and record, one GPU per xdist worker from an
 injected device list, group prefetch through a batching backend installed as a third
 party would, and transformers' ``--batch-size auto`` halving on an injected

@@ -1,11 +1,13 @@
 """The code's layout as docs/architecture.md states it: imports go plugins -> fixtures -> suites,
-no package imports itself in a circle, only pytest's public API is used, and no module
-(data tables aside) grows past about 300 lines."""
+no package imports itself in a circle, only pytest's public API is used, no module (data
+tables aside) grows past about 300 lines, and the code cites no issue number and no document
+the repository lacks."""
 
 from __future__ import annotations
 
 import ast
 import graphlib
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -119,3 +121,29 @@ def test_no_module_is_longer_than_about_300_lines(package):
         and str(path.relative_to(ROOT)) not in DATA_TABLES
     }
     assert long == {}
+
+
+PRODUCT = ("plugins", "fixtures", "suites", "benchmarks")
+ISSUE_NUMBER = re.compile(r"\bissues? #?\d+", re.IGNORECASE)
+# a document the code points a reader to: docs/... or a top-level NAME.md
+CITATION = re.compile(r"(?<![\w./-])(docs/[\w./-]+\.md|[A-Z][A-Z_]*\.md)\b")
+
+
+def test_code_cites_no_issue_number_and_no_file_the_repository_lacks():
+    """Comments say why, not when: no issue numbers in the code or its tests; and every
+    document the product's code points to (docs/X.md, a top-level NAME.md) is in the
+    repository."""
+    numbered, missing = [], []
+    for path in sorted(ROOT.glob("*.py")) + [
+        p for folder in (*PRODUCT, "tests") for p in sorted((ROOT / folder).rglob("*.py"))
+    ]:
+        text = path.read_text(encoding="utf-8")
+        where = path.relative_to(ROOT).as_posix()
+        numbered += [f"{where}: {m.group()}" for m in ISSUE_NUMBER.finditer(text)]
+        if where.split("/")[0] in PRODUCT:
+            missing += [
+                f"{where}: {m.group(1)}"
+                for m in CITATION.finditer(text)
+                if not (ROOT / m.group(1)).is_file()
+            ]
+    assert numbered == [] and missing == []

@@ -3,7 +3,7 @@ loaded, ``--gates-file``, ``--gate`` and ``--suite-option``.
 
 ``[tool.extractbench]`` (``gates``, ``limits``, ``options.<suite>``) is read from the
 ``pyproject.toml`` pytest loaded as its configuration (``config.inipath``), never from a
-fixed place: ``pytest -c other.ini`` and ``--rootdir`` no longer drop or swap the gates
+fixed place: ``pytest -c other.ini`` and ``--rootdir`` do not drop or swap the gates
 silently. Any config file may also list gates under the ini option ``extractbench_gates``
 (``[pytest]`` of pytest.ini or tox.ini, ``[tool.pytest.ini_options]``). A project
 ``pyproject.toml`` whose gates this run does not apply is named in a warning.
