@@ -18,11 +18,13 @@ from tests.conftest import read_json
 
 
 @pytest.fixture
-def share(tmp_path):
+def share(tmp_path, monkeypatch):
+    """An empty share folder, this process outside any share (under ``-n 2`` the worker
+    running this test has joined its own run's share: restored afterwards)."""
+    monkeypatch.setattr(core_share, "_share", None)
     folder = tmp_path / "cores"
     folder.mkdir()
-    yield folder
-    core_share.leave()
+    return folder
 
 
 def test_running_processes_divide_the_cores_and_finished_ones_give_theirs_back(share):
