@@ -22,6 +22,8 @@ def share(tmp_path, monkeypatch):
     """An empty share folder, this process outside any share (under ``-n 2`` the worker
     running this test has joined its own run's share: restored afterwards)."""
     monkeypatch.setattr(core_share, "_share", None)
+    monkeypatch.setattr(core_share, "_last", None)
+    monkeypatch.setattr(core_share, "RECHECK_S", 0.0)
     folder = tmp_path / "cores"
     folder.mkdir()
     return folder
@@ -109,3 +111,26 @@ def test_llama_cpp_answers_the_same_at_one_thread_and_at_two(share):
     two = answers()
     assert backend._threads_now == 2 and one == two
     assert one[0][1] > 500  # a prefill of several batches of threads' work
+
+
+def test_threads_change_between_the_batches_of_one_prefill_with_the_same_answers(
+    share, monkeypatch
+):
+    """A long prompt's prefill (several 512-token batches) and its decode with the thread
+    count switched between 1 and 2 at every batch: the answer of a fixed count."""
+    text = " ".join(f"Device {i}: the Zenvia assay, lot {i * 37}, cleared in 20{i % 20:02d}."
+                    for i in range(80))  # fmt: skip
+    prompt = f"{text}\nlot of device 61:"
+    fixed = LlamaCppBackend(default_model_path(), n_ctx=4096, n_threads=1)
+    expected = fixed.generate(prompt, max_tokens=12)
+    asked = []
+
+    def alternate(n: int) -> int:
+        asked.append(n)
+        return 1 + len(asked) % 2
+
+    monkeypatch.setattr(core_share, "threads_now", alternate)
+    switching = LlamaCppBackend(default_model_path(), n_ctx=4096, n_threads=1)
+    got = switching.generate(prompt, max_tokens=12)
+    assert (got.text, got.prompt_tokens) == (expected.text, expected.prompt_tokens)
+    assert expected.prompt_tokens > 1024 and len(asked) >= 3 + got.completion_tokens
