@@ -21,7 +21,9 @@ import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Curve", "best_curve", "trie_charges", "bound_seconds", "curve_lengths"]
+__all__ = [
+    "Curve", "best_curve", "trie_charges", "bound_seconds", "curve_lengths", "speed_ratio"
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,27 @@ def bound_seconds(
         "unique_tokens": float(sum(length - shared for _, shared, length in charges)),
         "prompt_tokens": float(sum(len(s) for s in sequences)),
     }
+
+
+def speed_ratio(before: float, after_run: float, after_curve: float) -> float:
+    """How much slower the machine ran during a run than while its curve was measured.
+
+    Args:
+        before, after_run, after_curve: seconds of one fixed probe (a prefill of the same
+            tokens in the run's configuration) taken before the run, right after it, and
+            right after the curve (each > 0).
+
+    Returns:
+        ``mean(before, after_run) / mean(after_run, after_curve)`` (unitless; 1.0 when the
+        machine held its speed): a bound computed from the curve, times this, is the bound
+        at the speed the machine had during the run.
+
+    Raises:
+        ValueError: a probe time that is not positive.
+    """
+    if min(before, after_run, after_curve) <= 0:
+        raise ValueError(f"probe seconds must be positive: {before}, {after_run}, {after_curve}")
+    return (before + after_run) / (after_run + after_curve)
 
 
 def main() -> None:

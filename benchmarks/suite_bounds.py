@@ -19,8 +19,11 @@ For each suite (FDA, Table QA, TableBench, Struc-Bench, MINEA), on the default m
    - the bound is given without and with start-up: ``pytest SELECTION --collect-only``'s
      wall time plus one model load (every worker pays both, at once).
 
-Prints a markdown table (suite, items, wall, bound, start-up, ratios, tokens) and the load
-average before and after each run (whether the machine was shared). Run, niced on a shared
+The machine's speed may drift between a run and the measurement of its curve: a fixed probe
+(one 1,024-token prefill in the run's configuration) is timed before the run, after it and
+after the curve, and the bound is also given at the run's speed (times
+``prefill_bound.speed_ratio``). Prints a markdown table (suite, items, wall, bound, start-up,
+ratios, tokens, the probes) and the load average before and after each run. Run, niced on a shared
 machine:
 
     nice -n 10 python benchmarks/suite_bounds.py --workers 2 \\
@@ -55,7 +58,7 @@ from extractbench.suites.model_files import default_model_path  # noqa: E402
 from extractbench.suites.protocol import Models  # noqa: E402
 from extractbench.suites.registry import Registry  # noqa: E402
 from model_rates import curve_at  # noqa: E402  (benchmarks/model_rates.py)
-from prefill_bound import Curve, best_curve, bound_seconds, curve_lengths  # noqa: E402
+from prefill_bound import Curve, best_curve, bound_seconds, curve_lengths, speed_ratio  # noqa: E402
 
 # suite -> (the pytest selection that runs it alone, the default --limit)
 SUITES: dict[str, tuple[str, int]] = {
@@ -189,6 +192,25 @@ def machine_curve(tokens: list[int], lengths: list[int], workers: int) -> tuple[
     return best_curve([alone, together]), max(c["load_s"] for c in split)
 
 
+# the speed probe's tokens: any valid ids time alike (dense compute); fixed, so every probe
+# of every invocation prefills the same batch
+PROBE_TOKENS = [1000 + (i * 7919) % 200_000 for i in range(1024)]
+
+
+def speed_probe(workers: int) -> float:
+    """Seconds of one 1,024-token prefill in the run's configuration (``workers`` processes
+    at once, ``cores // workers`` threads each; the slowest): taken before a run, after it
+    and after its curve, so the bound can be moved to the speed the machine had during the
+    run (:func:`prefill_bound.speed_ratio`)."""
+    cores = os.cpu_count() or 1
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        futures = [
+            pool.submit(curve_at, max(1, cores // workers), PROBE_TOKENS, [1024], 1)
+            for _ in range(workers)
+        ]
+        return max(f.result()["prefill_s"][0] for f in futures)
+
+
 def collection_seconds(selection: str, limit: int, data_dir: Path) -> float:
     """Wall seconds of ``pytest SELECTION --collect-only --limit LIMIT``: the collection
     every run (each xdist worker, at once) pays before its first item."""
@@ -246,8 +268,9 @@ def table(rows: dict[str, dict[str, Any]]) -> str:
     lines = [
         "| suite | items | run wall | bound (prefill + decode) | + start-up | wall / bound "
         "| wall / bound with start-up | unique / all prompt tokens | median, longest prompt "
-        "| generated tokens | load before → after |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| generated tokens | load before → after | probe before, after run, after curve "
+        "| wall / bound at the run's speed |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|",
     ]
     for name, r in rows.items():
         lines.append(
@@ -256,7 +279,9 @@ def table(rows: dict[str, dict[str, Any]]) -> str:
             f"{r['wall_s'] / r['bound_s']:.2f}x | {r['wall_s'] / r['bound_startup_s']:.2f}x | "
             f"{r['unique_prompt_tokens']:,} / {r['prompt_tokens']:,} | "
             f"{r['median_prompt_tokens']:,}, {r['longest_prompt_tokens']:,} | "
-            f"{r['generated_tokens']:,} | {r['load_before'][0]} → {r['load_after'][0]} |"
+            f"{r['generated_tokens']:,} | {r['load_before'][0]} → {r['load_after'][0]} | "
+            f"{', '.join(f'{p:.2f} s' for p in r['probe_s'])} | "
+            f"{r['wall_s'] / r['bound_at_run_speed_s']:.2f}x |"
         )
     return "\n".join(lines)
 
@@ -290,15 +315,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.suite or list(SUITES):
             out = Path(tmp) / f"{name}.json"
+            before = speed_probe(args.workers)
             run = run_suite(SUITES[name][0], limits[name], args.workers, data_dir, out)
+            after_run = speed_probe(args.workers)
             record = load_record(out)
             scored = [it for it in record.items if it.suite == name]
+            costs = bound(record, name, data_dir, args.workers, SUITES[name][0], limits[name])
+            after_curve = speed_probe(args.workers)
+            ratio = speed_ratio(before, after_run, after_curve)
             rows[name] = {
                 "items": len(scored),
                 "limit": limits[name],
                 **run,
                 "record_duration_s": record.duration_s,
-                **bound(record, name, data_dir, args.workers, SUITES[name][0], limits[name]),
+                **costs,
+                "probe_s": [round(before, 2), round(after_run, 2), round(after_curve, 2)],
+                "speed_ratio": round(ratio, 3),
+                "bound_at_run_speed_s": round(costs["bound_s"] * ratio, 1),
             }
             print(json.dumps({name: rows[name]}), flush=True)
     result = {"workers": args.workers, "cpu_count": os.cpu_count(), "suites": rows}

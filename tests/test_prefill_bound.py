@@ -76,3 +76,13 @@ def test_the_measured_lengths_double_up_to_the_longest_prompt():
     assert pb.curve_lengths(3000) == [512, 1024, 2048, 3000]
     assert pb.curve_lengths(300) == [300]
     assert pb.curve_lengths(1024) == [512, 1024]
+
+
+def test_the_speed_ratio_moves_the_bound_to_the_run_s_speed():
+    assert pb.speed_ratio(4.0, 4.0, 4.0) == 1.0  # the machine held its speed
+    # slower only after the run (the curve measured 40% slower): the run's bound is lower
+    assert pb.speed_ratio(5.0, 5.0, 9.0) == pytest.approx(10 / 14)
+    # slower during the run, back to speed for the curve: the run's bound is higher
+    assert pb.speed_ratio(7.0, 7.0, 5.0) == pytest.approx(14 / 12)
+    with pytest.raises(ValueError, match="positive"):
+        pb.speed_ratio(0.0, 1.0, 1.0)
