@@ -26,6 +26,10 @@ torch_first()
 os.environ.setdefault(CACHE_ENV, str(cache_dir() / "test-models" / "hf-from-gguf"))
 
 
+# the cores this test run may use, before a worker is pinned to one of them
+_ALL_CORES = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     """Under xdist, a test process that dies ends the harness's test run at once, failed
@@ -33,6 +37,35 @@ def pytest_configure(config: pytest.Config) -> None:
     ``--dist loadfile`` scheduler has waited forever for the dead worker's files."""
     if hasattr(config.option, "maxworkerrestart") and config.option.maxworkerrestart is None:
         config.option.maxworkerrestart = "0"
+    _one_core_per_worker(config)
+
+
+def _one_core_per_worker(config: pytest.Config) -> None:
+    """Each xdist worker of the harness's tests, and every process it starts, on its own
+    core: the models the tests run (in the worker, in pytester runs, in servers) take the
+    cores they may run on (``fixtures.models.core_share.cores``), so that two workers on two
+    cores do not start two-thread models each: four threads whose barriers wait on each
+    other on two cores."""
+    workerid = getattr(config, "workerinput", {}).get("workerid")
+    if workerid is None or _ALL_CORES is None:
+        return
+    available = sorted(_ALL_CORES)
+    workers = int(config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
+    if len(available) >= workers > 1:
+        os.sched_setaffinity(0, {available[int(workerid.removeprefix("gw")) % len(available)]})
+
+
+@pytest.fixture
+def all_cores():
+    """This test (and what it starts) on every core of the machine, its worker's one core
+    given back afterwards: for tests of how the cores are shared."""
+    if _ALL_CORES is None:
+        yield
+        return
+    before = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, _ALL_CORES)
+    yield
+    os.sched_setaffinity(0, before)
 
 
 # The toy suite (toy_suite.py in a pytester project): a Suite as a third party writes one.

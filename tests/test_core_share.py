@@ -5,6 +5,7 @@ answers from llama.cpp at one thread and at two, switched on a loaded model."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -76,8 +77,11 @@ def test_short():
 """
 
 
-@pytest.mark.skipif(core_share.cores() < 2, reason="needs two cores to share")
-def test_a_worker_gets_the_cores_of_one_that_finished(toy):
+@pytest.mark.skipif(
+    len(os.sched_getaffinity(0)) < 2 if hasattr(os, "sched_getaffinity") else True,
+    reason="needs two cores to share",
+)
+def test_a_worker_gets_the_cores_of_one_that_finished(toy, all_cores):
     toy.makepyfile(test_cores=CORES_TEST)
     result = toy.runpytest_subprocess(
         "test_cores.py", "test_toy.py", "-n", "2", "--data-dir", "data", "--report-json", "r.json"
@@ -92,7 +96,7 @@ def test_a_worker_gets_the_cores_of_one_that_finished(toy):
     assert fixed.ret == 0 and read_json(toy.path / "f.json")["settings"]["threads_shared"] is False
 
 
-def test_llama_cpp_answers_the_same_at_one_thread_and_at_two(share):
+def test_llama_cpp_answers_the_same_at_one_thread_and_at_two(share, all_cores):
     backend = LlamaCppBackend(default_model_path(), n_ctx=2048, n_threads=1)
     text = " ".join(f"Device {i}: the Zenvia assay, lot {i * 37}, cleared in 20{i % 20:02d}."
                     for i in range(40))  # fmt: skip
