@@ -26,8 +26,15 @@ torch_first()
 os.environ.setdefault(CACHE_ENV, str(cache_dir() / "test-models" / "hf-from-gguf"))
 
 
-# the cores this test run may use, before a worker is pinned to one of them
-_ALL_CORES = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+# the cores this test run may use, read before a worker is pinned to one of them and kept
+# in the environment: a test module importing this file gets a second copy of it, after
+if hasattr(os, "sched_getaffinity"):
+    os.environ.setdefault("EXTRACTBENCH_TEST_CORES", ",".join(map(str, os.sched_getaffinity(0))))
+    ALL_CORES: frozenset[int] | None = frozenset(
+        int(c) for c in os.environ["EXTRACTBENCH_TEST_CORES"].split(",")
+    )
+else:
+    ALL_CORES = None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -47,9 +54,9 @@ def _one_core_per_worker(config: pytest.Config) -> None:
     cores do not start two-thread models each: four threads whose barriers wait on each
     other on two cores."""
     workerid = getattr(config, "workerinput", {}).get("workerid")
-    if workerid is None or _ALL_CORES is None:
+    if workerid is None or ALL_CORES is None:
         return
-    available = sorted(_ALL_CORES)
+    available = sorted(ALL_CORES)
     workers = int(config.workerinput.get("workercount", 1))  # type: ignore[attr-defined]
     if len(available) >= workers > 1:
         os.sched_setaffinity(0, {available[int(workerid.removeprefix("gw")) % len(available)]})
@@ -59,11 +66,11 @@ def _one_core_per_worker(config: pytest.Config) -> None:
 def all_cores():
     """This test (and what it starts) on every core of the machine, its worker's one core
     given back afterwards: for tests of how the cores are shared."""
-    if _ALL_CORES is None:
+    if ALL_CORES is None:
         yield
         return
     before = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, _ALL_CORES)
+    os.sched_setaffinity(0, ALL_CORES)
     yield
     os.sched_setaffinity(0, before)
 

@@ -5,7 +5,6 @@ answers from llama.cpp at one thread and at two, switched on a loaded model."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
@@ -15,7 +14,7 @@ from extractbench.fixtures.models.llama_cpp import LlamaCppBackend
 from extractbench.fixtures.models.routing import routing
 from extractbench.suites.model_files import default_model_path
 
-from tests.conftest import read_json
+from tests.conftest import ALL_CORES, read_json
 
 
 @pytest.fixture
@@ -77,10 +76,7 @@ def test_short():
 """
 
 
-@pytest.mark.skipif(
-    len(os.sched_getaffinity(0)) < 2 if hasattr(os, "sched_getaffinity") else True,
-    reason="needs two cores to share",
-)
+@pytest.mark.skipif(len(ALL_CORES or ()) < 2, reason="needs two cores to share")
 def test_a_worker_gets_the_cores_of_one_that_finished(toy, all_cores):
     toy.makepyfile(test_cores=CORES_TEST)
     result = toy.runpytest_subprocess(
