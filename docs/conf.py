@@ -1,10 +1,11 @@
 """Sphinx configuration of extractbench's documentation (MyST Markdown, furo theme).
 
 Built strictly in CI (``sphinx-build -W --keep-going -b html docs DIR``: every warning is
-an error). Two pages are generated here, at build time, from the code they document, so
+an error). Three inputs are generated here, at build time, from the code they document, so
 they cannot fall behind it: the run record's JSON Schema (``extractbench schema``,
-``plugins.outputs.record_io.record_schema``) and the exit-code table
-(``plugins.verdict.exit_codes.EXIT_CODES``).
+``plugins.outputs.record_io.record_schema``), the exit-code table
+(``plugins.verdict.exit_codes.EXIT_CODES``) and the suites' option tables
+(``plugins.cli.suites.options_markdown``, what ``extractbench suites`` lists).
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from extractbench.plugins.cli.suites import options_markdown  # noqa: E402
 from extractbench.plugins.outputs.record_io import record_schema  # noqa: E402
 from extractbench.plugins.verdict.exit_codes import EXIT_CODES  # noqa: E402
+from extractbench.suites.registry import Registry  # noqa: E402
 
 project = "extractbench"
 author = "the extractbench authors"
@@ -41,6 +44,8 @@ def _generate() -> None:
     rows = ["| exit | meaning |", "|---:|---|"]
     rows += [f"| {code} | {text.replace('|', '/')} |" for code, text in sorted(EXIT_CODES.items())]
     (out / "exit-codes.md").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    options = options_markdown(Registry.installed())
+    (out / "suite-options.md").write_text(options, encoding="utf-8")
 
 
 _generate()

@@ -1,25 +1,41 @@
 """Suite options: one parser for ``[tool.extractbench.options.SUITE]`` and
-``--suite-option SUITE.KEY=VALUE``, into the suite's typed ``Options`` (a frozen dataclass)."""
+``--suite-option SUITE.KEY=VALUE``, into the suite's typed ``Options`` (a frozen pydantic
+model whose fields carry their type, default, range, choices and meaning)."""
 
 from __future__ import annotations
 
-import dataclasses
 import types
 import typing
 from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 from extractbench.suites.item import DataError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-__all__ = ["NoOptions", "parse_options", "option_names", "truthy"]
+__all__ = [
+    "SuiteOptions",
+    "NoOptions",
+    "parse_options",
+    "option_names",
+    "dump_options",
+    "describe_options",
+    "truthy",
+]
 
 _FALSE = ("0", "false", "no", "off")
-_TRUE = ("1", "true", "yes", "on")
-T = TypeVar("T")
+T = TypeVar("T", bound="SuiteOptions")
 
 
-@dataclasses.dataclass(frozen=True)
-class NoOptions:
+class SuiteOptions(BaseModel):
+    """The base of every suite's ``Options``: frozen, unknown keys refused. A field's
+    ``Field(description=...)`` is its meaning in ``extractbench suites``; its range
+    (``ge``, ``le``) and choices (``Literal``) are checked when the options are parsed,
+    before any item is collected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class NoOptions(SuiteOptions):
     """The options of a suite that takes none."""
 
 
@@ -29,59 +45,77 @@ def truthy(text: object) -> bool:
     return str(text).strip().lower() not in ("", *_FALSE)
 
 
-def _boolean(suite: str, key: str, value: object) -> bool:
-    """A boolean suite option: one of true/false, 1/0, yes/no, on/off (any case); a typo
-    such as ``minea.control=flase`` is an error, never True."""
-    text = str(value).strip().lower()
-    if text not in (*_TRUE, *_FALSE):
-        raise DataError(f"{suite}.{key}={value}: must be true or false (also 1/0, yes/no, on/off)")
-    return text in _TRUE
+def _fields(cls: type[SuiteOptions]) -> dict[str, Any]:
+    """Option name -> pydantic field: a field's alias is its option name (``minea.schema``
+    is the field ``schema_file``: ``schema`` is a pydantic model's own attribute)."""
+    return {field.alias or name: field for name, field in cls.model_fields.items()}
 
 
-def option_names(cls: type) -> tuple[str, ...]:
-    """The option names of an ``Options`` dataclass, in declaration order."""
-    return tuple(f.name for f in dataclasses.fields(cls))
+def option_names(cls: type[SuiteOptions]) -> tuple[str, ...]:
+    """The option names of an ``Options`` model, in declaration order."""
+    return tuple(_fields(cls))
 
 
-def _convert(suite: str, key: str, value: Any, kind: Any) -> Any:
-    """``value`` (a string from the command line, or a TOML value) as type ``kind``."""
-    args = typing.get_args(kind)
-    if typing.get_origin(kind) is Literal:
-        if str(value) not in args:
-            raise DataError(f"{suite}.{key}={value}: must be one of {', '.join(map(str, args))}")
-        return str(value)
-    if typing.get_origin(kind) in (typing.Union, types.UnionType) and type(None) in args:
-        if value is None:
-            return None
-        (kind,) = [a for a in args if a is not type(None)]
-    try:
-        if kind is bool:
-            return value if isinstance(value, bool) else _boolean(suite, key, value)
-        if kind is str:
-            return str(value)
-        return kind(value)
-    except (TypeError, ValueError):
-        raise DataError(f"{suite}.{key}={value}: must be {kind.__name__}") from None
+def dump_options(options: SuiteOptions) -> dict[str, Any]:
+    """Option name -> value of a parsed ``Options`` (what the run record shows)."""
+    return options.model_dump(by_alias=True)
+
+
+def type_name(annotation: Any) -> str:
+    """A field's type as ``extractbench suites`` and the error messages show it: ``int``,
+    ``str | None``, ``a | b`` for a ``Literal`` of choices."""
+    if typing.get_origin(annotation) is Literal:
+        return " | ".join(map(str, typing.get_args(annotation)))
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return " | ".join(type_name(a) for a in typing.get_args(annotation))
+    return "None" if annotation is type(None) else getattr(annotation, "__name__", str(annotation))
+
+
+def _bare(annotation: Any) -> Any:
+    """``X`` of ``X | None``; any other annotation as it is."""
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        return args[0]
+    return annotation
+
+
+def _problem(error: Mapping[str, Any], cls: type[SuiteOptions]) -> str:
+    """One pydantic error as what the value must be (``must be int``, ``must be >= 0``)."""
+    kind, ctx = str(error["type"]), error.get("ctx") or {}
+    field = _fields(cls).get(str(error["loc"][0])) if error["loc"] else None
+    bare = _bare(field.annotation) if field is not None else None
+    if kind.startswith("bool_"):
+        return "must be true or false (also 1/0, yes/no, on/off)"
+    if kind == "literal_error" and bare is not None:
+        return f"must be one of {', '.join(map(str, typing.get_args(bare)))}"
+    bounds = {"greater_than_equal": ">=", "greater_than": ">", "less_than_equal": "<=",
+              "less_than": "<"}  # fmt: skip
+    if kind in bounds:
+        return f"must be {bounds[kind]} {next(iter(ctx.values()))}"
+    if kind.split("_")[0] in ("int", "float", "string") and bare is not None:
+        return f"must be {type_name(bare)}"
+    return str(error["msg"]).removeprefix("Value error, ")
 
 
 def parse_options(suite: str, cls: type[T], values: Mapping[str, Any] | T | None = None) -> T:
     """The suite's typed options: ``cls``'s defaults updated by ``values``.
 
-    Strings are converted to each field's type: ``"true"``/``"1"``/``"yes"``/``"on"`` are
-    True and ``"false"``/``"0"``/``"no"``/``"off"`` False for a ``bool`` (any other text is
-    an error), numbers are parsed for ``int`` and ``float``, a ``Literal[...]``
-    field takes one of its values, ``str | None`` any string. An instance of ``cls`` is
-    returned as it is.
+    Strings are converted to each field's type (pydantic's lax mode):
+    ``true``/``1``/``yes``/``on`` are True and ``false``/``0``/``no``/``off`` False for a
+    ``bool`` (any other text is an error), numbers are parsed for ``int`` and ``float``, a
+    ``Literal[...]`` field takes one of its values, ``str | None`` any string; each
+    field's range (``Field(ge=..., le=...)``) and the model's own validators are checked.
+    An instance of ``cls`` is returned as it is.
 
     Args:
         suite: the suite name (for messages).
-        cls: the suite's ``Options`` frozen dataclass (every field has a default).
+        cls: the suite's ``Options`` (a :class:`SuiteOptions`; every field has a default).
         values: option name -> value, or None for the defaults.
 
     Raises:
         DataError: an unknown key (the message lists the valid ones), a value not of its
-            field's type or not one of its choices (one line naming ``suite.key``), or a
-            combination the dataclass's ``__post_init__`` rejects.
+            field's type, range or choices (one line naming ``suite.key=value``), or a
+            combination the model's validators reject (``suite options: ...``).
     """
     if isinstance(values, cls):
         return values
@@ -91,9 +125,34 @@ def parse_options(suite: str, cls: type[T], values: Mapping[str, Any] | T | None
     if unknown:
         valid = ", ".join(known) if known else f"none (the {suite} suite takes no options)"
         raise DataError(f"unknown {suite} option(s) {', '.join(unknown)}; known: {valid}")
-    hints = typing.get_type_hints(cls)
-    converted = {key: _convert(suite, key, value, hints[key]) for key, value in values.items()}
     try:
-        return cls(**converted)
-    except (TypeError, ValueError) as exc:
-        raise DataError(f"{suite} options: {exc}") from None
+        return cls.model_validate(values)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        if error["loc"]:
+            key = str(error["loc"][0])
+            raise DataError(f"{suite}.{key}={values.get(key)}: {_problem(error, cls)}") from None
+        raise DataError(f"{suite} options: {_problem(error, cls)}") from None
+
+
+def describe_options(cls: type[SuiteOptions]) -> list[dict[str, Any]]:
+    """Every option of ``cls`` as ``extractbench suites`` lists it: ``name``, ``type``
+    (:func:`type_name`), ``default`` (JSON-safe), ``range`` (``">= 0"``, ``""`` for none)
+    and ``description``."""
+    rows = []
+    for name, field in _fields(cls).items():
+        bounds = []
+        for meta in field.metadata:
+            for attr, sign in (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<")):
+                if getattr(meta, attr, None) is not None:
+                    bounds.append(f"{sign} {getattr(meta, attr)}")
+        rows.append(
+            {
+                "name": name,
+                "type": type_name(field.annotation),
+                "default": field.default,
+                "range": ", ".join(bounds),
+                "description": field.description or "",
+            }
+        )
+    return rows

@@ -1,9 +1,10 @@
 """The Suite protocol: the one shape every benchmark has.
 
 A suite is a :class:`Suite` value: a name, what its results are broken down by, typed
-``Options`` (a frozen dataclass, parsed by :func:`suites.options.parse_options` from
-``[tool.extractbench.options.NAME]`` and ``--suite-option``), ``load(data_dir, options)
--> SuiteData`` and ``run(item, models, options) -> ItemResult``, plus an optional report
+``Options`` (a frozen :class:`suites.options.SuiteOptions` model, parsed once by
+:func:`suites.options.parse_options` from ``[tool.extractbench.options.NAME]`` and
+``--suite-option``), ``load(data_dir, options) -> SuiteData`` and ``run(item, models,
+options) -> ItemResult``, both given the parsed options, plus an optional report
 and optional command-line options and ``extractbench`` commands of its own.
 
 Suites register by name through the ``extractbench.suites`` entry-point group (see
@@ -27,7 +28,7 @@ from typing import Any, Protocol
 from extractbench.suites.answers import first_content_stop
 from extractbench.suites.item import Item, SuiteData
 from extractbench.suites.model import Backend, Generation, ask
-from extractbench.suites.options import NoOptions, parse_options
+from extractbench.suites.options import NoOptions, SuiteOptions, parse_options
 
 __all__ = ["Suite", "Models", "ItemResult", "CommandTools", "generate", "lazy"]
 
@@ -135,7 +136,9 @@ class Suite:
             Raises ``DataMissing`` (files absent) or ``DataError`` (malformed).
         run: ``(item, models, options) -> ItemResult``: generate and score one item.
             Raises ``ModelError`` (the item fails).
-        options: the ``Options`` frozen dataclass (defaults on every field).
+        options: the ``Options`` model (a :class:`suites.options.SuiteOptions`: a default,
+            a ``Field(description=...)`` and any range or choices on every field; listed by
+            ``extractbench suites``).
         breakdown: item ``meta`` keys results are broken down by (the first one
             stratifies ``--limit``).
         metrics: the metric names (``fnmatch`` patterns allowed) it records, or a callable
@@ -147,7 +150,7 @@ class Suite:
             from a run record) on first use, or None.
         add_options: adds the suite's own command-line options to pytest's option group.
         cli_options: ``getoption -> {option: value}``: suite options given through those
-            command-line options (MINEA: ``--needles PATH``).
+            command-line options (MINEA: ``--needles PATH``), parsed with the others.
         commands: adds ``extractbench`` sub-commands to an argparse sub-parser set; each
             sets ``func(args, tools) -> exit status`` (``tools``: :class:`CommandTools`).
         prefetch: ``run``'s first model call is ``generate(item, models.model)`` (the
@@ -170,7 +173,7 @@ class Suite:
     test: str
     load: Callable[[Path, Any], SuiteData]
     run: Callable[[Item, Models, Any], ItemResult]
-    options: type = NoOptions
+    options: type[SuiteOptions] = NoOptions
     breakdown: tuple[str, ...] = ()
     metrics: tuple[str, ...] | Callable[[], Iterable[str]] = ()
     data: tuple[str, ...] = ()
@@ -193,7 +196,7 @@ class Suite:
                 return low, high
         return 0.0, 1.0
 
-    def parse_options(self, values: Mapping[str, Any] | None = None) -> Any:
+    def parse_options(self, values: Mapping[str, Any] | SuiteOptions | None = None) -> Any:
         """The suite's typed options from ``values`` (see :func:`parse_options`).
 
         Raises:
@@ -214,7 +217,7 @@ class Suite:
         not name data from elsewhere: a ``source`` option other than ``local`` (a hub), or a
         ``uses_data_dir`` property that is false (the user's own files)."""
         parsed = self.parse_options(options)
-        source = dataclasses.asdict(parsed).get("source", "local")
+        source = getattr(parsed, "source", "local")
         return bool(self.data) and getattr(parsed, "uses_data_dir", source == "local")
 
     def missing_data(self, data_dir: Path | None, options: Any = None) -> list[str]:

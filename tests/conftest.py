@@ -79,16 +79,17 @@ def all_cores():
 TOY_SUITE = """
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import Field
+
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
+from extractbench.suites.options import SuiteOptions
 from extractbench.suites.protocol import ItemResult, Suite, generate
 
 
-@dataclass(frozen=True)
-class ToyOptions:
-    delay: float = 0.0  # seconds each item waits (tests that stop a run midway)
+class ToyOptions(SuiteOptions):
+    delay: float = Field(0.0, ge=0, description="seconds each item waits (a run stopped midway)")
 
 
 def load(data_dir: Path, options: ToyOptions) -> SuiteData:

@@ -229,12 +229,13 @@ def test_tableqa_items_carry_the_article_system_prompt_and_the_empty_cue_rule():
     from extractbench.suites.tableqa.prompts import SYSTEM_PROMPTS
     from extractbench.suites.tableqa.questions import Question
     from extractbench.suites.tableqa.subsets import SubsetQuestions
+    from extractbench.suites.tableqa.suite import TableQAOptions
     from extractbench.suites.tableqa.tables import Table
 
     table = Table("t1", ("a", "b"), (("1", "2"), ("3", "4")))
     built = SubsetQuestions([table], [Question("t1", 1, 1, 0, "1", "2", 2)], {}, {}, None, None)
     for cue, lenient in (("\nAnswer:", False), ("", True)):
-        opts = {"language": "en", "answer_cue": cue}
+        opts = TableQAOptions(language="en", answer_cue=cue)
         (item,) = _lookup_items("wiki", built, opts)
         assert item.system == SYSTEM_PROMPTS["en"] and item.prompt.startswith(item.system)
         assert item.stop_after_content is lenient and item.request().stop == (

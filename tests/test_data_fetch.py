@@ -196,7 +196,7 @@ def test_the_manifest_pins_the_shared_data_and_covers_what_every_loader_reads(tm
     from extractbench.suites.tableqa.items import load_items as tableqa
 
     for load in (fda, minea, strucbench, tableqa, load_tablebench):
-        assert load(only, {}).items, load
+        assert load(only).items, load
     for entry in MANIFEST.files().values():
         assert (
             entry.url.startswith("https://raw.githubusercontent.com/") and len(entry.sha256) == 64
@@ -207,6 +207,7 @@ def test_the_manifest_pins_the_shared_data_and_covers_what_every_loader_reads(tm
 def test_based_fda_loads_from_a_local_dataset_folder_in_its_schema(tmp_path):
     pytest.importorskip("datasets")
     from extractbench.suites.fda.items import load_items
+    from extractbench.suites.fda.suite import FdaOptions
 
     chunk = "A. 510(k) Number: k123456\nE. Applicant: Acme Diagnostics"
     rows = [
@@ -215,7 +216,7 @@ def test_based_fda_loads_from_a_local_dataset_folder_in_its_schema(tmp_path):
     ]
     rows.append({"text": "Other chunk\nApplicant:", "value": "Beta"})
     (tmp_path / "validation.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    suite = load_items(tmp_path / "unused", {"source": "based-fda", "dataset": str(tmp_path)})
+    suite = load_items(tmp_path / "unused", FdaOptions(source="based-fda", dataset=str(tmp_path)))
     assert len(suite.items) == 3 and suite.notes["chunks"] == 2
     first = suite.items[0]
     assert first.prompt == rows[0]["text"] and first.reference == "k123456"
@@ -226,6 +227,7 @@ def test_based_fda_loads_from_a_local_dataset_folder_in_its_schema(tmp_path):
 def test_tablebench_loads_the_hub_release_from_a_local_folder(tmp_path):
     pytest.importorskip("datasets")
     from extractbench.suites.tablebench.items import load_tablebench
+    from extractbench.suites.tablebench.suite import TableBenchOptions
 
     base = {"qtype": "FactChecking", "qsubtype": "MatchBased", "question": "q?", "answer": "yes",
             "table": "{}", "instruction": "Official DP prompt: q?"}  # fmt: skip
@@ -233,7 +235,9 @@ def test_tablebench_loads_the_hub_release_from_a_local_folder(tmp_path):
             {**base, "id": "a", "instruction_type": "TCoT", "instruction": "other"},
             {**base, "id": "b", "instruction_type": "DP", "qtype": "Visualization"}]  # fmt: skip
     (tmp_path / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
-    suite = load_tablebench(tmp_path / "unused", {"source": "hub", "dataset": str(tmp_path)})
+    suite = load_tablebench(
+        tmp_path / "unused", TableBenchOptions(source="hub", dataset=str(tmp_path))
+    )
     assert [it.id for it in suite.items] == ["tablebench/FactChecking/a"]
     assert suite.items[0].prompt == "Official DP prompt: q?Final Answer:"
 

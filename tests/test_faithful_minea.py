@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import asdict
 from itertools import combinations
 from pathlib import Path
 
@@ -176,7 +175,7 @@ def hallucinating(needles: Sequence[Needle]) -> Callable[[str], str]:
 
 
 HAYSTACK = "\n\n".join(f"Paragraph {i} about a device for serum tests." for i in range(30))
-OPTIONS = {**asdict(MineaOptions(iterations=0, judge="off")), "encoder": "tfidf"}
+OPTIONS = MineaOptions(iterations=0, judge="off")
 
 
 def document(infused: bool) -> tuple[Item, list[Needle]]:
@@ -193,19 +192,21 @@ def document(infused: bool) -> tuple[Item, list[Needle]]:
 
 def test_a_needle_free_document_finds_no_needle_whatever_the_model_answers():
     item, needles = document(infused=False)
-    result = evaluate_document(item, Scripted(hallucinating(needles)), None, load_schema(), OPTIONS)
+    result = evaluate_document(
+        item, Scripted(hallucinating(needles)), None, load_schema(), OPTIONS, "tfidf"
+    )
     assert result.scores["ns"] == result.scores["k0.5"] == 1.0  # every criterion "hits"
     assert result.scores["control_ns"] == result.scores["control_k0.5"] == 1.0
     assert result.scores["score"] == result.scores["score_no_llm"] == 0.0
     off = evaluate_document(item, Scripted(hallucinating(needles)), None, load_schema(),
-                            {**OPTIONS, "control": False})  # fmt: skip
+                            OPTIONS.model_copy(update={"control": False}), "tfidf")  # fmt: skip
     assert off.scores["score"] == 1.0 and off.scores["control_ns"] is None  # the paper's rule
 
 
 def test_the_control_keeps_what_only_the_enriched_document_gives():
     item, needles = document(infused=True)
     model = Scripted(honest(needles))
-    result = evaluate_document(item, model, None, load_schema(), OPTIONS)
+    result = evaluate_document(item, model, None, load_schema(), OPTIONS, "tfidf")
     assert len(needles) >= 2 and result.scores["n"] == result.scores["score"] == 1.0
     assert result.scores["control_n"] == 0.0 and result.facts["control"]["entities"] == 0
     assert sum("Paragraph 0 about" in p for p in model.prompts) == 2  # enriched and control

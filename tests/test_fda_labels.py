@@ -100,7 +100,7 @@ def test_every_real_fda_item_is_free_of_heading_text():
     pytest.importorskip("llama_cpp")  # the chunking tokenizer
     from extractbench.suites.fda.items import load_items
 
-    data = load_items(SHARED, {})
+    data = load_items(SHARED)
     rule = data.notes["label_rule"]
     assert rule["labels_read"] == 1612
     assert len(data.items) == rule["labels_kept"] - data.notes["labels_unmatched"]

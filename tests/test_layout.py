@@ -147,3 +147,20 @@ def test_code_cites_no_issue_number_and_no_file_the_repository_lacks():
                 if not (ROOT / m.group(1)).is_file()
             ]
     assert numbered == [] and missing == []
+
+
+OPTION_BY_KEY = re.compile(r"\b(?:opts|options)\[[\"']|asdict\((?:opts|options)\b")
+
+
+def test_suite_options_are_read_by_attribute_never_by_string_key():
+    """A suite's options reach its loader and its run as the typed object parsed at
+    configure: no code turns them back into a dict (``asdict``) or reads one by key."""
+    found = [
+        f"{path.relative_to(ROOT).as_posix()}:{n}: {line.strip()}"
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if OPTION_BY_KEY.search(line)
+    ]
+    assert found == []
+

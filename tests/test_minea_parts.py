@@ -38,6 +38,7 @@ from extractbench.suites.minea.quality import (
 )
 from extractbench.suites.minea.schema import load_schema
 from extractbench.suites.minea.scoring import criteria_table, minea_scores
+from extractbench.suites.minea.suite import SUITE, MineaOptions
 from extractbench.suites.model import Capabilities, Generation, ModelError, ModelInfo
 
 from tests.conftest import require_installed
@@ -341,7 +342,7 @@ def test_infusion_errors_name_the_problem():
 def test_every_real_haystack_is_within_bounds_and_restores_byte_for_byte():
     shas = set()
     for lo, hi in ((0.10, 0.30), (0.05, 0.12)):
-        data = load_items(DATA, {"min_share": lo, "max_share": hi})
+        data = load_items(DATA, MineaOptions(min_share=lo, max_share=hi))
         shas.add(data.notes["needle_set"]["sha256"])
         assert len(data.items) == 53
         manifest = {
@@ -374,11 +375,11 @@ def test_every_real_haystack_is_within_bounds_and_restores_byte_for_byte():
 @needs_data
 def test_options_are_checked():
     with pytest.raises(DataError, match="unknown minea option"):
-        load_items(DATA, {"iteration": 2})
+        SUITE.parse_options({"iteration": 2})
     with pytest.raises(DataError, match="minea.iterations=x: must be int"):
-        load_items(DATA, {"iterations": "x"})
-    with pytest.raises(DataError, match="min_share"):
-        load_items(DATA, {"min_share": "0.5", "max_share": "0.2"})
+        SUITE.parse_options({"iterations": "x"})
+    with pytest.raises(DataError, match="min_share=0.5 > max_share=0.2"):
+        SUITE.parse_options({"min_share": "0.5", "max_share": "0.2"})
 
 
 # ------------------------------------------------------------------ extraction
@@ -574,15 +575,13 @@ def test_relevance_is_meteor_and_spread_is_relative_std():
 
 
 def test_needles_command_writes_the_default_set_of_a_run(tmp_path, capsys):
-    from dataclasses import asdict
-
     from extractbench.plugins.cli.main import main
     from extractbench.suites.minea.items import needle_set
     from extractbench.suites.minea.suite import MineaOptions
 
     assert main(["needles", str(tmp_path / "n.jsonl"), "--per-type", "3", "--seed", "2"]) == 0
     written = read_needles(tmp_path / "n.jsonl")
-    default = needle_set(asdict(MineaOptions(per_type=3, seed=2)), load_schema())
+    default = needle_set(MineaOptions(per_type=3, seed=2), load_schema())
     assert written.sha256 == default.sha256 and written.needles == default.needles
     assert "sha256" in capsys.readouterr().out
     assert main(["needles", str(tmp_path / "x.jsonl"), "--schema", str(tmp_path / "no.json")]) == 4

@@ -2,25 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 import pytest
 from extractbench.suites.item import DataError
-from extractbench.suites.options import NoOptions, parse_options
+from extractbench.suites.options import NoOptions, SuiteOptions, parse_options
+from pydantic import Field, ValidationError, model_validator
 
 
-@dataclass(frozen=True)
-class Opts:
+class Opts(SuiteOptions):
     judge: bool = True
-    iterations: int = 3
+    iterations: int = Field(3, ge=0)
     share: float = 0.1
     needles: str | None = None
     mode: Literal["a", "b"] = "a"
+    low: int = 0
 
-    def __post_init__(self) -> None:
-        if self.iterations < 0:
-            raise ValueError(f"iterations={self.iterations}: must be >= 0")
+    @model_validator(mode="after")
+    def _ordered(self) -> Opts:
+        if self.low > self.iterations:
+            raise ValueError(f"low={self.low} > iterations={self.iterations}")
+        return self
 
 
 def test_command_line_strings_take_their_field_types():
@@ -39,7 +41,8 @@ def test_command_line_strings_take_their_field_types():
     [
         (
             {"iteration": "2"},
-            r"^unknown s option\(s\) iteration; known: judge, iterations, share, needles, mode$",
+            r"^unknown s option\(s\) iteration; known: judge, iterations, share, needles, mode, "
+            r"low$",
         ),
         ({"iterations": "two"}, r"^s.iterations=two: must be int$"),
         (
@@ -49,7 +52,9 @@ def test_command_line_strings_take_their_field_types():
         ({"judge": ""}, r"^s.judge=: must be true or false"),
         ({"share": "x"}, r"^s.share=x: must be float$"),
         ({"mode": "c"}, r"^s.mode=c: must be one of a, b$"),
-        ({"iterations": "-1"}, r"^s options: iterations=-1: must be >= 0$"),
+        ({"iterations": "-1"}, r"^s.iterations=-1: must be >= 0$"),
+        ({"iterations": "2.5"}, r"^s.iterations=2.5: must be int$"),
+        ({"low": "4"}, r"^s options: low=4 > iterations=3$"),
     ],
 )
 def test_mistakes_name_the_option_and_the_valid_ones(options, message):
@@ -68,3 +73,34 @@ def test_suite_choice_options_refuse_other_values(suite, key):
 
     with pytest.raises(DataError, match=f"{suite}.{key}=exact: must be one of"):
         Registry.installed().get(suite).parse_options({key: "exact"})
+
+
+def test_every_installed_suite_option_says_what_it_is():
+    """``extractbench suites`` and the docs' tables show each option's meaning: a field
+    without ``Field(description=...)`` would be listed blank."""
+    from extractbench.suites.options import describe_options
+    from extractbench.suites.registry import Registry
+
+    blank = [
+        f"{suite.name}.{row['name']}"
+        for suite in Registry.installed().suites.values()
+        for row in describe_options(suite.options)
+        if not row["description"]
+    ]
+    assert blank == []
+
+
+def test_options_are_described_with_their_type_range_and_default():
+    from extractbench.suites.minea.suite import MineaOptions
+    from extractbench.suites.options import describe_options, dump_options
+
+    rows = {row["name"]: row for row in describe_options(MineaOptions)}
+    assert rows["iterations"]["type"] == "int" and rows["iterations"]["range"] == ">= 0"
+    assert rows["max_control_fp"]["range"] == ">= 0, <= 1"
+    assert rows["judge"]["type"] == "auto | self | off" and rows["judge"]["default"] == "auto"
+    assert rows["schema"]["type"] == "str | None"  # the option's name, not the field's
+    parsed = parse_options("minea", MineaOptions, {"schema": "s.json", "iterations": "1"})
+    assert parsed.schema_file == "s.json"
+    assert dump_options(parsed)["schema"] == "s.json" and dump_options(parsed)["iterations"] == 1
+    with pytest.raises(ValidationError, match="frozen"):  # a run cannot change them midway
+        parsed.iterations = 2  # type: ignore[misc]

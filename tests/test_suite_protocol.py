@@ -7,13 +7,12 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import asdict
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
 from extractbench.fixtures.models.fake import FakeBackend
-from extractbench.suites.options import option_names
+from extractbench.suites.options import dump_options, option_names
 from extractbench.suites.protocol import ItemResult, Models, Suite
 from extractbench.suites.registry import ENTRY_POINT_GROUP, Registry, RegistryError
 
@@ -23,15 +22,14 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="../shared/data not present")
 
 OTHER_SUITE = """
-from dataclasses import dataclass
 from pathlib import Path
 
 from extractbench.suites.item import DataMissing, Item, SuiteData
+from extractbench.suites.options import SuiteOptions
 from extractbench.suites.protocol import ItemResult, Suite, generate
 
 
-@dataclass(frozen=True)
-class OtherOptions:
+class OtherOptions(SuiteOptions):
     cue: str = "colour:"
 
 
@@ -148,7 +146,7 @@ def test_item_meta_holds_facts_only_never_options(name):
     suite = Registry.installed().get(name)
     options = suite.parse_options()
     items = suite.load(DATA, options).items
-    values = asdict(options)
+    values = dump_options(options)
     for item in items:
         # a key may share an option's name only as another fact (MINEA's needles)
         for key in set(option_names(suite.options)) & set(item.meta):

@@ -130,12 +130,12 @@ def test_every_question_on_duplicate_heavy_tables_has_exactly_one_answer():
 
 @pytest.mark.skipif(not (DATA / "tableqa").is_dir(), reason="no ../shared/data/tableqa")
 def test_every_generated_question_has_exactly_one_answer_brute_force():
-    from extractbench.suites.tableqa.items import _options
+    from extractbench.suites.tableqa.items import DEFAULTS
     from extractbench.suites.tableqa.subsets import LOOKUP_SUBSETS, subset_questions
 
     total = 0
     for subset in LOOKUP_SUBSETS:
-        built = subset_questions(subset, DATA, _options(None))
+        built = subset_questions(subset, DATA, DEFAULTS)
         by_name = {t.name: t for t in built.tables}
         for i, qu in enumerate(built.questions):
             if subset == "wiki":
@@ -157,10 +157,10 @@ def test_every_generated_question_has_exactly_one_answer_brute_force():
 def test_every_synthetic_cell_draws_its_questions_from_distinct_tables(subset):
     from collections import defaultdict
 
-    from extractbench.suites.tableqa.items import _options
+    from extractbench.suites.tableqa.items import DEFAULTS
     from extractbench.suites.tableqa.subsets import subset_questions
 
-    built = subset_questions(subset, DATA, _options(None))
+    built = subset_questions(subset, DATA, DEFAULTS)
     cells: dict[tuple[int, int], list] = defaultdict(list)
     for qu in built.questions:
         cells[(qu.width, qu.row)].append(qu)
@@ -180,12 +180,12 @@ def test_every_synthetic_cell_draws_its_questions_from_distinct_tables(subset):
 
 def test_a_synthetic_prompt_is_built_when_read_and_checked_against_its_length():
     from extractbench.suites.item import DataError, LazyText
-    from extractbench.suites.tableqa.items import _lookup_items, _options
+    from extractbench.suites.tableqa.items import DEFAULTS, _lookup_items
     from extractbench.suites.tableqa.prompts import prompt_prefix
     from extractbench.suites.tableqa.subsets import subset_questions
 
-    built = subset_questions("syn2", DATA, _options(None))
-    items = _lookup_items("syn2", built, _options(None))
+    built = subset_questions("syn2", DATA, DEFAULTS)
+    items = _lookup_items("syn2", built, DEFAULTS)
     item = items[1234]
     assert isinstance(item.prefix, LazyText)
     spec = built.specs[item.meta["table"]]

@@ -19,6 +19,11 @@ metric the paired bootstrap test the baseline gate uses (``plugins.cli.compare``
 
 prints the JSON Schema of the run record, generated from its typed models.
 
+    extractbench suites [SUITE...] [--data-dir DIR] [--json]
+
+lists each registered suite: its items in the data folder, its default item cap, its
+options (type, default, range, meaning) and its metrics (``plugins.cli.suites``).
+
     extractbench needles OUT.jsonl [--generator template|llm] [--per-type K] [--seed N]
                                    [--schema PATH] [--model GGUF] [--data-dir DIR]
 
@@ -68,6 +73,7 @@ from extractbench.plugins.cli.compare import add_compare_parser, compare_command
 from extractbench.plugins.cli.data import data_command
 from extractbench.plugins.cli.records import merge_command, report_command, schema_command
 from extractbench.plugins.cli.server import doctor_command, server_command
+from extractbench.plugins.cli.suites import add_suites_parser, suites_command
 from extractbench.plugins.outputs.record_io import RecordError
 from extractbench.plugins.verdict.exit_codes import OUTPUT_ERROR, USAGE_ERROR
 from extractbench.suites.registry import Registry, RegistryError
@@ -104,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE_ERROR
     parser = _Parser(
         prog="extractbench",
-        description="Work with extractbench run records (report, merge, schema), the pinned "
-        "benchmark data (data), the llama-server for --serve (server), this machine's GPUs "
+        description="Work with extractbench run records (report, merge, schema), the suites "
+        "(suites: items, caps, options, metrics), the pinned benchmark data (data), the llama-server for --serve (server), this machine's GPUs "
         "and backends (doctor), and the suites' own commands (MINEA: needles).",
         epilog="Documentation: docs/usage.md (every command and option), docs/ci.md (CI "
         "recipes), docs/reports.md (reports, exports, compare); pytest's options: pytest --help, "
@@ -170,6 +176,7 @@ def main(argv: list[str] | None = None) -> int:
                      "suites does not fail the merged run")  # fmt: skip
     _export_arguments(mrg)
     add_compare_parser(sub)
+    add_suites_parser(sub)
     sch = sub.add_parser(
         "schema",
         help="print the JSON Schema of the run record (generated from its typed models)",
@@ -250,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
         return schema_command(args)
     if args.command == "compare":
         return compare_command(args)
+    if args.command == "suites":
+        return suites_command(args)
     if getattr(args, "func", None) is not None:
         from extractbench.plugins.cli.tools import CliTools
 

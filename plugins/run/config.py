@@ -134,11 +134,11 @@ def _rootdir_hint(config: pytest.Config) -> str:
 
 
 def _settings(config: pytest.Config, registry: Registry) -> tuple[Settings, dict[str, Any]]:
-    suite_options = list(config.getoption("suite_option"))
-    for suite in registry.suites.values():
-        if suite.cli_options is not None:  # a suite's own options (MINEA: --needles)
-            given = suite.cli_options(config.getoption)
-            suite_options += [f"{suite.name}.{key}={value}" for key, value in given.items()]
+    own = {  # a suite's own command-line options (MINEA: --needles), over --suite-option
+        suite.name: suite.cli_options(config.getoption)
+        for suite in registry.suites.values()
+        if suite.cli_options is not None
+    }
     gates_file = config.getoption("gates_file")
     places = [config.invocation_params.dir, config.rootpath]
     # --pyargs names resolve to the installed package, not to a project: not a place here
@@ -146,8 +146,8 @@ def _settings(config: pytest.Config, registry: Registry) -> tuple[Settings, dict
     try:
         settings = read_settings(
             config.inipath, config.getini("extractbench_gates"), config.getoption("gate"),
-            Path(gates_file) if gates_file else None, suite_options,
-            project_pyprojects(p for p in places if p.exists()),
+            Path(gates_file) if gates_file else None, config.getoption("suite_option"),
+            project_pyprojects(p for p in places if p.exists()), own,
         )  # fmt: skip
     except (GateError, SettingsError) as exc:
         raise pytest.UsageError(str(exc)) from None

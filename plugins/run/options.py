@@ -23,7 +23,11 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         parser: pytest's parser.
         backends: the registered backend names (``fixtures.models.registry``).
     """
-    group = parser.getgroup("extractbench", "extractbench: model, data, scores, gates and reports")
+    group = parser.getgroup(
+        "extractbench",
+        "extractbench: model, data, scores, gates and reports (the suites, their items, options "
+        "and metrics: extractbench suites)",
+    )
     add_model_options(group, backends)
     add_hardware_options(group)
     group.addoption(
@@ -127,7 +131,8 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         default=[],
         metavar="SUITE.KEY=VALUE",
         help="set a suite option, e.g. tableqa.language=ru; overrides "
-        "[tool.extractbench.options.SUITE] in pyproject.toml. Repeatable.",
+        "[tool.extractbench.options.SUITE] in pyproject.toml. Repeatable. `extractbench "
+        "suites` lists every suite's options (type, default, meaning), items and metrics.",
     )
     group.addoption(
         "--baseline",

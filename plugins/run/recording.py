@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import platform
 import time
-from dataclasses import asdict, is_dataclass
 from typing import Any
 
 import pytest
@@ -24,6 +23,7 @@ from extractbench.plugins.outputs.record import (
 )
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.state import RunState
+from extractbench.suites.options import dump_options
 
 __all__ = ["build_record", "selection_of"]
 
@@ -31,10 +31,7 @@ __all__ = ["build_record", "selection_of"]
 def _settings(config: pytest.Config, cfg: RunConfig, setup: ModelSetup) -> dict[str, Any]:
     spec, data_dir = setup.model, setup.data_dir
     numprocesses = getattr(config.option, "numprocesses", None)
-    options = {
-        name: asdict(value) if is_dataclass(value) else value
-        for name, value in cfg.suite_options.items()
-    }
+    options = {name: dump_options(value) for name, value in cfg.suite_options.items()}
     return {
         "argv": list(cfg.argv),
         "backend": spec.backend,

@@ -28,6 +28,7 @@ __all__ = [
     "read_settings",
     "parse_suite_options",
     "typed_suite_options",
+    "project_defaults",
     "unknown_gates",
     "project_pyprojects",
 ]
@@ -97,6 +98,27 @@ def _limits(table: Mapping[str, Any], source: Path) -> dict[str, int]:
     return limits
 
 
+def _caps_and_options(
+    table: Mapping[str, Any], source: Path
+) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
+    """``[tool.extractbench]``'s ``limits`` and ``options.SUITE`` tables."""
+    options = {s: dict(v) for s, v in table.get("options", {}).items()}
+    return _limits(table.get("limits", {}), source), options
+
+
+def project_defaults(place: Path) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
+    """The default item caps and suite options of the nearest ``pyproject.toml`` at or
+    above ``place`` (what ``extractbench suites`` shows; a run reads the file pytest loads).
+
+    Raises:
+        SettingsError: unreadable TOML, or a cap that is not a positive integer.
+    """
+    found = project_pyprojects([place])
+    if not found:
+        return {}, {}
+    return _caps_and_options(_toml_table(found[0], "tool", "extractbench"), found[0])
+
+
 def project_pyprojects(places: Iterable[Path]) -> list[Path]:
     """The nearest ``pyproject.toml`` at or above each of ``places`` (where pytest would
     look for a config), without duplicates."""
@@ -118,6 +140,7 @@ def read_settings(
     gates_file: Path | None,
     cli_options: Sequence[str],
     projects: Sequence[Path] = (),
+    suite_flags: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Settings:
     """Read the run's configuration (see the module docstring).
 
@@ -130,6 +153,8 @@ def read_settings(
         cli_options: ``--suite-option`` texts.
         projects: ``pyproject.toml`` files near the command (a warning names any whose
             ``[tool.extractbench]`` this run does not apply).
+        suite_flags: suite -> {key: value} given through a suite's own command-line
+            options (MINEA's ``--needles``); they override ``--suite-option``.
 
     Raises:
         SettingsError: unreadable TOML, a limit that is not a positive integer, a bad
@@ -163,9 +188,12 @@ def read_settings(
     gates += [parse_gate(text, "--gate") for text in cli_gates]
     if cli_gates:
         gates_from.append(f"--gate: {len(cli_gates)} gates")
-    options: dict[str, dict[str, Any]] = {s: dict(v) for s, v in table.get("options", {}).items()}
+    limits, options = _caps_and_options(table, loaded) if loaded else ({}, {})
     for suite, values in parse_suite_options(cli_options).items():
         options.setdefault(suite, {}).update(values)
+    for suite, values in (suite_flags or {}).items():
+        if values:
+            options.setdefault(suite, {}).update(values)
     warnings = []
     applied = {loaded, gates_file.resolve() if gates_file is not None else None}
     for project in projects:
@@ -181,7 +209,6 @@ def read_settings(
                 f"run does not apply: pytest loaded {source}; run with -c {project} or "
                 f"--gates-file {project}"
             )
-    limits = _limits(table.get("limits", {}), loaded) if loaded else {}
     return Settings(gates, limits, options, gates_from, warnings)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +26,13 @@ from extractbench.suites.fda.suite import FdaOptions
 from extractbench.suites.files import data_file, inside, read_text
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.jsonl import iter_jsonl
-from extractbench.suites.options import parse_options
 
 __all__ = [
     "LABELS_FILE", "MAX_TOKENS", "STOP", "read_labels", "build_items", "load_items",
     "load_based_fda", "chunk_documents",
 ]  # fmt: skip
+
+DEFAULTS = FdaOptions()  # the suite's options when a caller gives none
 
 LABELS_FILE = "fda/fda_kv_labels_derived.jsonl"
 MAX_TOKENS = 48
@@ -164,7 +165,7 @@ def _chunk_cached(
     return spans, value["tokenizer"]
 
 
-def load_items(data_dir: Path, options: FdaOptions | Mapping[str, Any] | None = None) -> SuiteData:
+def load_items(data_dir: Path, opts: FdaOptions = DEFAULTS) -> SuiteData:
     """Build the FDA suite from ``data_dir/fda``.
 
     Documents are chunked into 1,920-token chunks with the Gemma 3 tokenizer of the
@@ -174,15 +175,13 @@ def load_items(data_dir: Path, options: FdaOptions | Mapping[str, Any] | None = 
     Labels go through the heading-residue rule (:mod:`suites.fda.labels`) first: a label
     it drops is no item, and the run record names every label it changed or dropped.
 
-    Options: :class:`suites.fda.suite.FdaOptions` (``based-fda`` reads the Based paper's own
-    dataset through the ``datasets`` library, see :func:`load_based_fda`).
+    ``opts.source`` ``based-fda`` reads the Based paper's own dataset through the
+    ``datasets`` library instead (:func:`load_based_fda`).
 
     Raises:
         DataMissing: the labels file is absent.
-        DataError: a label line is malformed or names a document that is absent; a bad
-            option.
+        DataError: a label line is malformed or names a document that is absent.
     """
-    opts = parse_options("fda", FdaOptions, options)
     if opts.source == "based-fda":
         return load_based_fda(opts.dataset, opts.split)
     labels_path = data_file(data_dir, LABELS_FILE)

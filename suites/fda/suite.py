@@ -3,30 +3,32 @@ containment accuracy (Arora et al. 2024, Based, Section 6.2; Evaporate's FDA tas
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from extractbench.suites.item import Item
+from extractbench.suites.options import SuiteOptions
 from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
+from pydantic import Field
 
 __all__ = ["FdaOptions", "SUITE"]
 
 
-@dataclass(frozen=True)
-class FdaOptions:
-    """``--suite-option fda.KEY=VALUE``.
+class FdaOptions(SuiteOptions):
+    """``--suite-option fda.KEY=VALUE``."""
 
-    Attributes:
-        source: ``local``: the silver labels of the data dir; ``based-fda``: the paper's
-            own data through the datasets library (the ``hub`` extra).
-        dataset: ``based-fda``: a hub id or a local folder in its schema.
-        split: ``based-fda``: the split to read.
-    """
-
-    source: Literal["local", "based-fda"] = "local"
-    dataset: str = "hazyresearch/based-fda"
-    split: str = "validation"
+    source: Literal["local", "based-fda"] = Field(
+        "local",
+        description=(
+            "local: the silver labels of the data dir; based-fda: the paper's own data through "
+            "the datasets library (the hub extra)"
+        ),
+    )
+    dataset: str = Field(
+        "hazyresearch/based-fda",
+        description=("based-fda: a hub id or a local folder in its schema"),
+    )
+    split: str = Field("validation", description="based-fda: the split to read")
 
 
 def run(item: Item, models: Models, options: FdaOptions) -> ItemResult:

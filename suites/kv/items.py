@@ -24,9 +24,10 @@ from extractbench.suites.files import read_text
 from extractbench.suites.item import DataError, Item, SuiteData
 from extractbench.suites.jsonl import check_fields, iter_jsonl
 from extractbench.suites.kv.suite import KvOptions
-from extractbench.suites.options import parse_options
 
 __all__ = ["read_rows", "build_items", "load_items"]
+
+DEFAULTS = KvOptions()  # the suite's options when a caller gives none
 
 _PATH_LIKE = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 
@@ -135,9 +136,7 @@ def build_items(
     return [item for k in keys for item in placed[k]], unmatched
 
 
-def load_items(
-    data_dir: Path | None, options: KvOptions | dict[str, Any] | None = None
-) -> SuiteData:
+def load_items(data_dir: Path | None, opts: KvOptions = DEFAULTS) -> SuiteData:
     """The items of ``kv.path`` (the data dir is not read).
 
     Documents are chunked as the FDA suite's are (1,920 tokens of the packaged default
@@ -147,7 +146,6 @@ def load_items(
     Raises:
         DataError: ``kv.path`` not given or not a file, or a bad line (see :func:`read_rows`).
     """
-    opts = parse_options("kv", KvOptions, options)
     if not opts.path:
         raise DataError("kv.path=FILE is required: the JSON Lines file of your items "
                         "(--suite-option kv.path=items.jsonl; docs/suites/kv.md)")  # fmt: skip

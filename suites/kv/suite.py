@@ -5,26 +5,27 @@ Section 6.2; Evaporate's FDA task), on items read from a JSON Lines file of the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from extractbench.suites.item import Item
+from extractbench.suites.options import SuiteOptions
 from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
+from pydantic import Field
 
 __all__ = ["KvOptions", "SUITE"]
 
 
-@dataclass(frozen=True)
-class KvOptions:
-    """``--suite-option kv.KEY=VALUE``.
+class KvOptions(SuiteOptions):
+    """``--suite-option kv.KEY=VALUE``."""
 
-    Attributes:
-        path: the JSON Lines file of items, one ``{"document": PATH or text, "key": ...,
-            "value": ... or [...]}`` per line (a relative path is read from the folder
-            pytest runs in; a document path from the file's own folder). Required.
-    """
-
-    path: str = ""
+    path: str = Field(
+        "",
+        description=(
+            'the JSON Lines file of items, one {"document": PATH or text, "key": ..., '
+            '"value": ... or [...]} per line (a relative path is read from the folder pytest '
+            "runs in; a document path from the file's own folder); required"
+        ),
+    )
 
 
 def run(item: Item, models: Models, options: KvOptions) -> ItemResult:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from extractbench.suites.item import Item
 from extractbench.suites.minea.encoder import load_encoder
@@ -20,6 +20,9 @@ from extractbench.suites.minea.quality import lost_in_the_middle, quality_scores
 from extractbench.suites.minea.schema import Schema
 from extractbench.suites.minea.scoring import criteria_table, minea_scores
 from extractbench.suites.model import Backend, Generation
+
+if TYPE_CHECKING:
+    from extractbench.suites.minea.suite import MineaOptions
 
 __all__ = ["DocumentResult", "evaluate_document"]
 
@@ -89,7 +92,8 @@ def evaluate_document(
     model: Backend,
     judge: Backend | None,
     schema: Schema,
-    options: Mapping[str, Any],
+    options: MineaOptions,
+    encoder_name: str,
     wordnet: Any = None,
 ) -> DocumentResult:
     """Extract ``item.prompt`` (the enriched document) and score it.
@@ -99,37 +103,37 @@ def evaluate_document(
         model: the model under test.
         judge: the judge for criterion ``llm``; None leaves ``llm`` not computed.
         schema: the extraction schema.
-        options: ``iterations``, ``piece_chars``, ``max_tokens``, ``context_tokens``,
-            ``judge_candidates``, ``lost_in_the_middle``, ``control``,
-            ``max_control_fp``, ``encoder`` (resolved: ``minilm`` or ``tfidf``); see
-            :class:`suites.minea.suite.MineaOptions`.
+        options: the run's MINEA options (:class:`suites.minea.suite.MineaOptions`).
+        encoder_name: ``options.encoder`` resolved for this machine: ``minilm`` or
+            ``tfidf`` (:func:`suites.minea.encoder.resolve_encoder`).
         wordnet: WordNet for METEOR (tests); default nltk's when installed.
 
     Raises:
         ModelError: from the backend.
     """
     settings = {
-        key: options[key] for key in ("piece_chars", "iterations", "max_tokens", "context_tokens")
-    }
+        "piece_chars": options.piece_chars, "iterations": options.iterations,
+        "max_tokens": options.max_tokens, "context_tokens": options.context_tokens,
+    }  # fmt: skip
     extraction = extract_document(
-        model, schema, item.prompt, reextract=options["lost_in_the_middle"], **settings
+        model, schema, item.prompt, reextract=options.lost_in_the_middle, **settings
     )
     control = None
-    if options["control"]:  # the same calls on the haystack: cached, so once per document
+    if options.control:  # the same calls on the haystack: cached, so once per document
         haystack = remove_needles(
             item.prompt, [Placement(i, 0, start, end) for i, start, end in item.meta["placements"]]
         )
         control = extract_document(model, schema, haystack, **settings)
-    encoder = load_encoder() if options["encoder"] == "minilm" else None
+    encoder = load_encoder() if encoder_name == "minilm" else None
     entities = [e for _, _, e in extraction.entities]
     control_entities = [e for _, _, e in control.entities] if control else []
     needles = [Needle.from_json(n, item.id) for n in item.meta["needles"]]
     rows: list[dict[str, Any]] = []
     asked: Counter[str] = Counter()
     for needle in needles:
-        hits = _hits(needle, entities, judge, options["judge_candidates"], asked)
+        hits = _hits(needle, entities, judge, options.judge_candidates, asked)
         against = (
-            _hits(needle, control_entities, judge, options["judge_candidates"], asked)
+            _hits(needle, control_entities, judge, options.judge_candidates, asked)
             if control
             else None
         )
@@ -142,18 +146,18 @@ def evaluate_document(
         scores[f"control_{criterion}"] = _share(
             r["control"][criterion] for r in rows if r["control"] is not None
         )
-    document = minea_scores(criteria_table(rows), options["max_control_fp"])
+    document = minea_scores(criteria_table(rows), options.max_control_fp)
     scores["score"], scores["score_no_llm"] = document["overall"], document["overall_no_llm"]
     by_iteration = {
         k: quality_scores(item.prompt, extraction, schema, k, wordnet, encoder)
-        for k in range(options["iterations"] + 1)
+        for k in range(options.iterations + 1)
     }
-    scores.update(by_iteration[options["iterations"]])
+    scores.update(by_iteration[options.iterations])
     if judge is not None and item.meta.get("decoys"):
         said_yes = []
         for row in item.meta["decoys"]:
             verdict, facts = judge_needle(
-                judge, Needle.from_json(row, item.id), entities, options["judge_candidates"]
+                judge, Needle.from_json(row, item.id), entities, options.judge_candidates
             )
             asked["calls"] += facts["calls"]
             if verdict is not None:
@@ -176,6 +180,6 @@ def evaluate_document(
             "entities": len(control_entities),
             "parse_failures": control.parse_failures,
         }
-    if options["lost_in_the_middle"]:
+    if options.lost_in_the_middle:
         facts["lost_in_the_middle"] = {str(k): v for k, v in lost_in_the_middle(extraction).items()}
     return DocumentResult(scores, rows, by_iteration, _summed(extraction), facts)

@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,26 +39,28 @@ from extractbench.suites.minea.needles import (
 )
 from extractbench.suites.minea.schema import Schema, load_schema
 from extractbench.suites.minea.suite import MineaOptions
-from extractbench.suites.options import parse_options
+from extractbench.suites.options import dump_options
 
 __all__ = ["MANIFEST", "load_items", "needle_set", "deal", "pick_decoys"]
+
+DEFAULTS = MineaOptions()  # the suite's options when a caller gives none
 
 MANIFEST = "minea/haystacks_manifest.jsonl"
 WINDOW = 64  # needles of the dealing order a document may take from
 
 
-def needle_set(opts: Mapping[str, Any], schema: Schema) -> NeedleSet:
-    """The run's needle set: the file of ``opts["needles"]`` or the template set (whose
+def needle_set(opts: MineaOptions, schema: Schema) -> NeedleSet:
+    """The run's needle set: the file of ``opts.needles`` or the template set (whose
     checksum is that of the file ``extractbench needles`` writes for the same options).
 
     Raises:
         DataError: an unreadable needle file, or needles of types not in the schema.
     """
-    if opts["needles"]:
-        chosen = read_needles(Path(opts["needles"]))
+    if opts.needles:
+        chosen = read_needles(Path(opts.needles))
     else:
-        header = template_header(schema, opts["per_type"], opts["seed"])
-        needles = tuple(template_needles(schema, opts["per_type"], opts["seed"]))
+        header = template_header(schema, opts.per_type, opts.seed)
+        needles = tuple(template_needles(schema, opts.per_type, opts.seed))
         text = needles_text(header, needles)
         sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
         chosen = NeedleSet(
@@ -155,37 +156,23 @@ def _haystacks(
     return found, note
 
 
-def load_items(
-    data_dir: Path, options: MineaOptions | Mapping[str, Any] | None = None
-) -> SuiteData:
-    """Build the MINEA suite from ``data_dir/minea``.
-
-    Options: :class:`suites.minea.suite.MineaOptions`.
+def load_items(data_dir: Path | None, opts: MineaOptions = DEFAULTS) -> SuiteData:
+    """Build the MINEA suite from ``data_dir/minea`` (or ``opts.documents``).
 
     Raises:
         DataMissing: the manifest is absent.
-        DataError: bad options, a malformed manifest line, a missing haystack, a bad
-            schema or needle file, or needles that cannot fill a haystack to ``min_share``.
+        DataError: a malformed manifest line, a missing haystack, a bad schema or needle
+            file, an encoder asked for and not installed, or needles that cannot fill a
+            haystack to ``min_share``.
     """
-    opts = asdict(parse_options("minea", MineaOptions, options))
-    if not 0 < opts["min_share"] <= opts["max_share"] < 1:
-        raise DataError(
-            f"minea.min_share={opts['min_share']}, max_share={opts['max_share']}: "
-            "need 0 < min_share <= max_share < 1"
-        )
-    if not 0 <= opts["max_control_fp"] <= 1:
-        raise DataError(f"minea.max_control_fp={opts['max_control_fp']}: need 0 <= value <= 1")
-    for key in ("iterations", "per_type", "piece_chars", "max_tokens", "context_tokens"):
-        if opts[key] < (0 if key == "iterations" else 1):
-            raise DataError(f"minea.{key}={opts[key]}: too small")
     try:
-        opts["encoder"] = resolve_encoder(opts["encoder"])
+        encoder = resolve_encoder(opts.encoder)
     except ValueError as exc:
         raise DataError(str(exc)) from None
-    haystacks, data_note = _haystacks(data_dir, opts["documents"])
-    schema = load_schema(opts["schema"])
+    haystacks, data_note = _haystacks(data_dir, opts.documents)
+    schema = load_schema(opts.schema_file)
     chosen = needle_set(opts, schema)
-    order = deal(chosen.needles, opts["seed"])
+    order = deal(chosen.needles, opts.seed)
 
     items: list[Item] = []
     cursor = 0
@@ -193,9 +180,9 @@ def load_items(
         haystack = read_text(path)
         ahead = [order[(cursor + i) % len(order)] for i in range(min(len(order), WINDOW))]
         window, skipped = select_needles(haystack, ahead)  # new names, distinct keywords
-        rng = random.Random(f"infuse/{opts['seed']}/{doc_id}")
+        rng = random.Random(f"infuse/{opts.seed}/{doc_id}")
         try:
-            infusion = infuse(haystack, window, rng, opts["min_share"], opts["max_share"])
+            infusion = infuse(haystack, window, rng, opts.min_share, opts.max_share)
         except ValueError as exc:
             raise DataError(f"{path}: {exc}") from None
         placed = {p.needle_id for p in infusion.placements}
@@ -222,7 +209,7 @@ def load_items(
                     "needles_skipped": dict(sorted(skipped.items())),
                     "conflicts": conflicts,
                 },
-                max_tokens=opts["max_tokens"],
+                max_tokens=opts.max_tokens,
             )
         )
     notes = {
@@ -235,12 +222,12 @@ def load_items(
             "needles": len(chosen.needles),
         },
         "schema": {"path": schema.path, "types": list(schema.types)},
-        "options": dict(opts),
+        "options": {**dump_options(opts), "encoder": encoder},
         "prompts": "extraction, needle and judge prompts written after the paper's "
         "descriptions; the paper shows its prompts only as images (Figures 4, 6, 8)",
         "semantic_similarity": (
             f"mean of LSA cosine (scikit-learn) and embedding cosine of {MINILM}"
-            if opts["encoder"] == "minilm"
+            if encoder == "minilm"
             else "mean of LSA cosine and TF-IDF cosine (scikit-learn); no sentence encoder"
         ),
         "matching": "n and ns compare after one normalisation (NFKC, case folded, punctuation "
@@ -252,9 +239,9 @@ def load_items(
         "control": (
             "every document is also extracted without its needles; a criterion that fires "
             "there is a false positive: the needle does not count as found by it, and a "
-            f"criterion whose control rate for a type exceeds {opts['max_control_fp']} is not "
+            f"criterion whose control rate for a type exceeds {opts.max_control_fp} is not "
             "used for that type's MINEA"
-            if opts["control"]
+            if opts.control
             else "off (minea.control=false): every criterion counts, as in the paper"
         ),
         "judge": "criterion llm only with a judge other than the model under test "

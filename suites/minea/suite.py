@@ -7,66 +7,99 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
 from extractbench.suites.item import DataError, Item
 from extractbench.suites.model import Backend
+from extractbench.suites.options import SuiteOptions
 from extractbench.suites.protocol import ItemResult, Models, OptionAdder, Suite, lazy
+from pydantic import Field, model_validator
 
 __all__ = ["MineaOptions", "SUITE", "judge_for"]
 
 
-@dataclass(frozen=True)
-class MineaOptions:
-    """``--suite-option minea.KEY=VALUE``.
+class MineaOptions(SuiteOptions):
+    """``--suite-option minea.KEY=VALUE`` (the paper's settings as defaults)."""
 
-    Attributes:
-        documents: a folder of the user's own documents (``*.txt`` and ``*.md``, UTF-8, its
-            subfolders too) as the haystacks; None: the data folder's documents.
-        needles: needle-set JSONL (``extractbench needles``); None: the template set of ``seed``.
-        schema: schema JSON; None: ``suites/minea/schema.json``.
-        seed: the seed of the template needles, their placement and the decoys.
-        per_type: template needles per schema type (53 documents take about 670).
-        min_share: smallest needle share of an enriched text (paper: 10-30%).
-        max_share: largest needle share.
-        iterations: further calls per piece after the first (paper Section 5.1: 3).
-        piece_chars: piece size in characters.
-        max_tokens: generation budget per extraction call.
-        context_tokens: the window the extraction thread must fit.
-        judge: criterion ``llm`` (and the judge's false-positive rate on decoy needles):
-            ``auto`` computes it only with a judge other than the model under test
-            (``--judge-model``); ``self`` also lets the model judge its own extraction
-            (the run is then marked self-judged); ``off`` never computes it.
-        judge_candidates: extracted entities shown to the judge per needle.
-        control: also extract every document without its needles (Section 5.2.2); a
-            criterion that fires there is that criterion's false positive.
-        max_control_fp: a criterion whose control false-positive rate for a type is above
-            this is not used for that type's MINEA.
-        lost_in_the_middle: re-extract every piece at the end (Section 4.2).
-        encoder: semantic similarity: ``minilm`` (the ``minilm`` extra), ``tfidf``, or
-            ``auto`` (minilm when installed).
-    """
+    documents: str | None = Field(
+        None,
+        description=(
+            "a folder of the user's own documents (*.txt and *.md, UTF-8, its subfolders too) as "
+            "the haystacks; unset: the data folder's documents"
+        ),
+    )
+    needles: str | None = Field(
+        None,
+        description=("needle-set JSONL (extractbench needles); unset: the template set of seed"),
+    )
+    schema_file: str | None = Field(
+        None, alias="schema", description=("schema JSON; unset: suites/minea/schema.json")
+    )
+    seed: int = Field(
+        0, description="the seed of the template needles, their placement and the decoys"
+    )
+    per_type: int = Field(
+        50, ge=1, description=("template needles per schema type (53 documents take about 670)")
+    )
+    min_share: float = Field(
+        0.10, gt=0, lt=1, description=("smallest needle share of an enriched text (paper: 10-30%)")
+    )
+    max_share: float = Field(0.30, gt=0, lt=1, description="largest needle share")
+    iterations: int = Field(
+        3, ge=0, description=("further calls per piece after the first (paper Section 5.1: 3)")
+    )
+    piece_chars: int = Field(4000, ge=1, description="piece size in characters")
+    max_tokens: int = Field(384, ge=1, description="generation budget per extraction call")
+    context_tokens: int = Field(
+        4096, ge=1, description=("the window the extraction thread must fit")
+    )
+    judge: Literal["auto", "self", "off"] = Field(
+        "auto",
+        description=(
+            "criterion llm (and the judge's false-positive rate on decoy needles): auto computes "
+            "it only with a judge other than the model under test (--judge-model); self also lets "
+            "the model judge its own extraction (the run is then marked self-judged); off never"
+        ),
+    )
+    judge_candidates: int = Field(
+        10, ge=1, description=("extracted entities shown to the judge per needle")
+    )
+    lost_in_the_middle: bool = Field(
+        False, description=("re-extract every piece at the end (Section 4.2)")
+    )
+    encoder: Literal["auto", "minilm", "tfidf"] = Field(
+        "auto",
+        description=(
+            "semantic similarity: minilm (the minilm extra), tfidf, or auto (minilm when installed)"
+        ),
+    )
+    control: bool = Field(
+        True,
+        description=(
+            "also extract every document without its needles (Section 5.2.2); a criterion that "
+            "fires there is that criterion's false positive"
+        ),
+    )
+    max_control_fp: float = Field(
+        0.05,
+        ge=0,
+        le=1,
+        description=(
+            "a criterion whose control false-positive rate for a type is above this is not used "
+            "for that type's MINEA"
+        ),
+    )
 
-    documents: str | None = None
-    needles: str | None = None
-    schema: str | None = None
-    seed: int = 0
-    per_type: int = 50
-    min_share: float = 0.10
-    max_share: float = 0.30
-    iterations: int = 3
-    piece_chars: int = 4000
-    max_tokens: int = 384
-    context_tokens: int = 4096
-    judge: Literal["auto", "self", "off"] = "auto"
-    judge_candidates: int = 10
-    lost_in_the_middle: bool = False
-    encoder: str = "auto"
-    control: bool = True
-    max_control_fp: float = 0.05
+    @model_validator(mode="after")
+    def _shares_in_order(self) -> MineaOptions:
+        if self.min_share > self.max_share:
+            raise ValueError(
+                f"min_share={self.min_share} > max_share={self.max_share}: "
+                "need min_share <= max_share"
+            )
+        return self
 
     @property
     def uses_data_dir(self) -> bool:
@@ -113,9 +146,10 @@ def run(item: Item, models: Models, options: MineaOptions) -> ItemResult:
             f"{conflicts.get('name_collisions', 0)} name(s) occur elsewhere in the document "
             "(a needle set with distinct keywords and new names fixes it)"
         )
-    settings = asdict(options) | {"encoder": resolve_encoder(options.encoder)}
+    encoder = resolve_encoder(options.encoder)
     judge, how = judge_for(options.judge, models)
-    result = evaluate_document(item, models.model, judge, _schema(options.schema), settings)
+    schema = _schema(options.schema_file)
+    result = evaluate_document(item, models.model, judge, schema, options, encoder)
     details = {
         "needles": result.needles,
         "by_iteration": {str(k): v for k, v in result.by_iteration.items()},

@@ -4,8 +4,6 @@ gold), the gold as the reference, a generation budget from the gold's length."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from extractbench.suites.item import DataError, Item
 from extractbench.suites.strucbench import render
 from extractbench.suites.strucbench.prompts import build_prompt, instruction
@@ -29,7 +27,6 @@ def make_item(
     text: str,
     gold_table: render.GoldTable,
     gold: str,
-    opts: dict[str, Any],
 ) -> Item:
     """The item of one (text, gold table) pair: the FormatCoT-style prompt for ``fmt`` built
     from the text and the gold's format description, the gold as the reference.

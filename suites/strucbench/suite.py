@@ -4,12 +4,13 @@ text metrics and error counts (Tang et al. 2023, Struc-Bench, Sections 3-4)."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 from extractbench.suites.item import Item
+from extractbench.suites.options import SuiteOptions
 from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
 from extractbench.suites.strucbench.hscore import HScoreMode
+from pydantic import Field
 
 __all__ = ["HScoreMode", "StrucbenchOptions", "SUITE", "JUDGE_MAX_TOKENS"]
 
@@ -18,28 +19,33 @@ __all__ = ["HScoreMode", "StrucbenchOptions", "SUITE", "JUDGE_MAX_TOKENS"]
 JUDGE_MAX_TOKENS = 256
 
 
-@dataclass(frozen=True)
-class StrucbenchOptions:
-    """``--suite-option strucbench.KEY=VALUE``.
+class StrucbenchOptions(SuiteOptions):
+    """``--suite-option strucbench.KEY=VALUE``."""
 
-    Attributes:
-        pscore: judge each item (P-Score: two judge calls per item).
-        max_cells: leave out gold tables with more cells (CPU generation budget).
-        hscore: which H-Score: ``reference`` (the paper's scripts), ``corrected``, ``both``.
-        bertscore: BERTScore's encoder: ``auto`` (the ``minilm`` extra's all-MiniLM-L6-v2
-            when installed, else not computed), ``minilm`` (required), a local model
-            folder (required) or ``off`` (:mod:`suites.strucbench.bertscore`).
-        bertscore_layer: the encoder layer BERTScore compares (default: its last).
-        pairs: a JSON Lines file of the user's own (text, gold table) pairs: the items,
-            instead of the data folder's (docs/suites/strucbench.md).
-    """
-
-    pscore: bool = True
-    max_cells: int = 60
-    hscore: HScoreMode = "reference"
-    bertscore: str = "auto"
-    bertscore_layer: int | None = None
-    pairs: str | None = None
+    pscore: bool = Field(True, description="judge each item (P-Score: two judge calls per item)")
+    max_cells: int = Field(
+        60, ge=1, description=("leave out gold tables with more cells (CPU generation budget)")
+    )
+    hscore: HScoreMode = Field(
+        "reference", description=("which H-Score: reference (the paper's scripts), corrected, both")
+    )
+    bertscore: str = Field(
+        "auto",
+        description=(
+            "BERTScore's encoder: auto (the minilm extra's all-MiniLM-L6-v2 when installed, else "
+            "not computed), minilm (required), a local model folder (required) or off"
+        ),
+    )
+    bertscore_layer: int | None = Field(
+        None, ge=1, description=("the encoder layer BERTScore compares (default: its last)")
+    )
+    pairs: str | None = Field(
+        None,
+        description=(
+            "a JSON Lines file of the user's own (text, gold table) pairs: the items, instead of "
+            "the data folder's (docs/suites/strucbench.md)"
+        ),
+    )
 
     @property
     def uses_data_dir(self) -> bool:

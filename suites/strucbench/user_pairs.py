@@ -36,7 +36,7 @@ def _gold(fmt: str, table: str, where: str) -> render.GoldTable:
     )
 
 
-def user_items(path_text: str, opts: dict[str, Any]) -> tuple[list[Item], dict[str, Any]]:
+def user_items(path_text: str, max_cells: int) -> tuple[list[Item], dict[str, Any]]:
     """The items of the pairs file and what the record says of it (path, SHA-256, pairs
     read, pairs above ``max_cells`` left out by ``file:line``).
 
@@ -67,11 +67,11 @@ def user_items(path_text: str, opts: dict[str, Any]) -> tuple[list[Item], dict[s
             raise DataError(f"{where}: duplicate id {row.get('id', key)!r} (line {seen[key]})")
         seen[key] = lineno
         gold = _gold(fmt, row["table"], where)
-        if len(gold.header) * (len(gold.rows) + 1) > opts["max_cells"]:
+        if len(gold.header) * (len(gold.rows) + 1) > max_cells:
             left_out.append(where)
             continue
         try:
-            items.append(make_item(fmt, "user", key, row["text"], gold, row["table"], opts))
+            items.append(make_item(fmt, "user", key, row["text"], gold, row["table"]))
         except DataError as exc:
             raise DataError(f"{where}: {exc}") from None
     if not rows:
@@ -80,7 +80,7 @@ def user_items(path_text: str, opts: dict[str, Any]) -> tuple[list[Item], dict[s
         )
     if not items:
         raise DataError(f"{path}: no item: every table has more than strucbench.max_cells="
-                        f"{opts['max_cells']} cells")  # fmt: skip
+                        f"{max_cells} cells")  # fmt: skip
     note = {
         "pairs": str(path.resolve()),
         "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),

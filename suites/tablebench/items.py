@@ -8,30 +8,28 @@ Source: TableBench (Wu et al. 2025); data: ``tableqa/tablebench/`` under the dat
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from extractbench.suites.files import data_file
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
-from extractbench.suites.options import parse_options
+from extractbench.suites.options import dump_options
 from extractbench.suites.tablebench import dp as tablebench
 from extractbench.suites.tablebench.suite import TableBenchOptions
 
 __all__ = ["load_tablebench", "tablebench_from_hub"]
 
+DEFAULTS = TableBenchOptions()  # the suite's options when a caller gives none
 
-def load_tablebench(
-    data_dir: Path, options: TableBenchOptions | Mapping[str, Any] | None = None
-) -> SuiteData:
+
+def load_tablebench(data_dir: Path, opts: TableBenchOptions = DEFAULTS) -> SuiteData:
     """TableBench test questions (Visualization skipped) with TableBench's DP prompts.
 
     Raises:
         DataMissing: the TableBench files are absent.
         DataError: a malformed line, or a question subtype without an official template.
     """
-    opts = asdict(parse_options("tablebench", TableBenchOptions, options))
-    if opts["source"] == "hub":
+    if opts.source == "hub":
         return tablebench_from_hub(opts)
     test_path = data_file(data_dir, tablebench.TEST_FILE)
     examples_path = data_file(data_dir, tablebench.EXAMPLES_FILE)
@@ -62,31 +60,31 @@ def load_tablebench(
                 f"{test_path}: no official DP template for qsubtype {row['qsubtype']!r}"
             )
         prompt = template.format(table=str(row["table"]), question=row["question"])
-        items.append(_tablebench_item(row, prompt, opts))
+        items.append(_tablebench_item(row, prompt, opts.answer_cue))
     notes = {
         "source": "TableBench (Wu et al. 2025), DP prompts from the 54 official examples",
         "data": "third-party copy of the 886-question test set (version unknown; docs/data.md#tablebench)",
-        "options": opts,
+        "options": dump_options(opts),
         "skipped": f"{skipped} Visualization questions (chart code is scored by running it)",
         "duplicate_ids_skipped": duplicates,
     }
     return SuiteData(items=items, notes=notes)
 
 
-def _tablebench_item(row: Mapping[str, Any], prompt: str, opts: Mapping[str, Any]) -> Item:
+def _tablebench_item(row: Mapping[str, Any], prompt: str, answer_cue: str) -> Item:
     return Item(
         id=f"tablebench/{row['qtype']}/{row['id']}",
         group=f"tablebench/{row['id']}",
         prefix=prompt,
-        suffix=opts["answer_cue"],
+        suffix=answer_cue,
         reference=str(row["answer"]),
         meta={"qtype": row["qtype"], "qsubtype": row["qsubtype"]},
         max_tokens=128 if row["qtype"] == "DataAnalysis" else 64,
-        stop=("\n",) if opts["answer_cue"] else (),
+        stop=("\n",) if answer_cue else (),
     )
 
 
-def tablebench_from_hub(opts: Mapping[str, Any]) -> SuiteData:
+def tablebench_from_hub(opts: TableBenchOptions = DEFAULTS) -> SuiteData:
     """TableBench's test set as released on the hub (the cleaned version), through the
     ``datasets`` library: the rows with ``instruction_type`` DP, their ``instruction``
     being the official DP prompt; Visualization skipped as for the local copy.
@@ -102,26 +100,26 @@ def tablebench_from_hub(opts: Mapping[str, Any]) -> SuiteData:
             "tablebench.source=hub needs the datasets library: pip install -e '.[hub]'"
         ) from None
     try:
-        rows = datasets.load_dataset(opts["dataset"], split=opts["split"])
+        rows = datasets.load_dataset(opts.dataset, split=opts.split)
     except Exception as exc:  # hub unreachable, no such dataset or split
         raise DataError(
-            f"tablebench.dataset={opts['dataset']} ({opts['split']}): cannot be loaded: {type(exc).__name__}: {exc}"
+            f"tablebench.dataset={opts.dataset} ({opts.split}): cannot be loaded: {type(exc).__name__}: {exc}"
         ) from None
     items, skipped, seen = [], 0, set()
     fields = ("id", "qtype", "qsubtype", "question", "answer", "instruction", "instruction_type")
     for index, row in enumerate(rows):
         if any(row.get(f) is None for f in fields):
-            raise DataError(f"{opts['dataset']} row {index}: needs {', '.join(fields)}")
+            raise DataError(f"{opts.dataset} row {index}: needs {', '.join(fields)}")
         if row["instruction_type"] != "DP" or row["id"] in seen:
             continue
         if row["qtype"] in tablebench.SKIPPED_QTYPES:
             skipped += 1
             continue
         seen.add(row["id"])
-        items.append(_tablebench_item(row, str(row["instruction"]), opts))
+        items.append(_tablebench_item(row, str(row["instruction"]), opts.answer_cue))
     notes = {
         "source": "TableBench (Wu et al. 2025), hub release, DP instructions as released",
-        "dataset": opts["dataset"], "split": opts["split"], "options": dict(opts),
+        "dataset": opts.dataset, "split": opts.split, "options": dump_options(opts),
         "skipped": f"{skipped} Visualization questions (chart code is scored by running it)",
     }  # fmt: skip
     return SuiteData(items=items, notes=notes)

@@ -3,33 +3,38 @@ type as TableBench scores them (Wu et al. 2025, Section 4)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from extractbench.suites.item import Item
+from extractbench.suites.options import SuiteOptions
 from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
+from pydantic import Field
 
 __all__ = ["TableBenchOptions", "SUITE"]
 
 
-@dataclass(frozen=True)
-class TableBenchOptions:
-    """``--suite-option tablebench.KEY=VALUE``.
+class TableBenchOptions(SuiteOptions):
+    """``--suite-option tablebench.KEY=VALUE``."""
 
-    Attributes:
-        answer_cue: TableBench's DP prompt ends with the question; base models are cued to
-            answer in its "Final Answer: ..." form. ``""`` gives the official prompt exactly.
-        source: ``local``: the data dir's copy; ``hub``: the cleaned release through the
-            datasets library (the ``hub`` extra).
-        dataset: ``hub``: a hub id or a local folder.
-        split: ``hub``: the split to read.
-    """
-
-    answer_cue: str = "Final Answer:"
-    source: Literal["local", "hub"] = "local"
-    dataset: str = "Multilingual-Multimodal-NLP/TableBench"
-    split: str = "test"
+    answer_cue: str = Field(
+        "Final Answer:",
+        description=(
+            "TableBench's DP prompt ends with the question; base models are cued to answer in its "
+            '"Final Answer: ..." form; "" gives the official prompt exactly'
+        ),
+    )
+    source: Literal["local", "hub"] = Field(
+        "local",
+        description=(
+            "local: the data dir's copy; hub: the cleaned release through the datasets library "
+            "(the hub extra)"
+        ),
+    )
+    dataset: str = Field(
+        "Multilingual-Multimodal-NLP/TableBench", description=("hub: a hub id or a local folder")
+    )
+    split: str = Field("test", description="hub: the split to read")
 
 
 def run_tablebench(item: Item, models: Models, options: TableBenchOptions) -> ItemResult:

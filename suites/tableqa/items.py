@@ -8,14 +8,11 @@ data: ``tableqa/`` under the data dir (docs/data.md#tableqa). The subsets' quest
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from dataclasses import asdict
 from functools import lru_cache, partial
 from pathlib import Path
-from typing import Any
 
 from extractbench.suites.item import DataError, Item, LazyText, SuiteData
-from extractbench.suites.options import parse_options
+from extractbench.suites.options import dump_options
 from extractbench.suites.tableqa import synthetic
 from extractbench.suites.tableqa.metrics import MATCH_METRICS
 from extractbench.suites.tableqa.prompts import SYSTEM_PROMPTS, prompt_prefix
@@ -26,12 +23,10 @@ from extractbench.suites.tableqa.tables import to_markdown
 
 __all__ = ["load_items"]
 
+DEFAULTS = TableQAOptions()  # the suite's options when a caller gives none
+
 MAX_TOKENS = 32
 STOP = ("\n",)
-
-
-def _options(options: TableQAOptions | Mapping[str, Any] | None) -> dict[str, Any]:
-    return asdict(parse_options("tableqa", TableQAOptions, options))
 
 
 @lru_cache(maxsize=16)
@@ -51,11 +46,13 @@ def _synthetic_prefix(subset: str, spec: synthetic.TableSpec, name: str, languag
     return prompt_prefix(markdown, language)
 
 
-def _lookup_items(subset: str, built: SubsetQuestions, opts: dict[str, Any]) -> list[Item]:
+def _lookup_items(
+    subset: str, built: SubsetQuestions, opts: TableQAOptions = DEFAULTS
+) -> list[Item]:
     by_name = {t.name: t for t in built.tables}
     prefixes: dict[str, str | LazyText] = {}
     items = []
-    language = opts["language"]
+    language = opts.language
     frame = len(prompt_prefix("", language))
     for qu in built.questions:
         table = by_name.get(qu.table)
@@ -78,7 +75,7 @@ def _lookup_items(subset: str, built: SubsetQuestions, opts: dict[str, Any]) -> 
                 id=f"{group}/r{qu.row}/t{qu.t}q{qu.q}",
                 group=group,
                 prefix=prefixes[qu.table],
-                suffix=qu.text(header, language) + opts["answer_cue"],
+                suffix=qu.text(header, language) + opts.answer_cue,
                 reference=qu.answer,
                 meta={
                     "subset": subset,
@@ -91,23 +88,23 @@ def _lookup_items(subset: str, built: SubsetQuestions, opts: dict[str, Any]) -> 
                 max_tokens=MAX_TOKENS,
                 stop=STOP,
                 system=SYSTEM_PROMPTS[language],  # the article's system prompt (chat models)
-                stop_after_content=not opts["answer_cue"],  # no cue: a model may start with \n
+                stop_after_content=not opts.answer_cue,  # no cue: a model may start with \n
             )
         )
     return items
 
 
-def _user_items(opts: dict[str, Any]) -> SuiteData:
+def _user_items(opts: TableQAOptions = DEFAULTS) -> SuiteData:
     """The questions over the user's tables (``tableqa.tables``), as subset ``user``."""
     from extractbench.suites.tableqa.user_tables import SUBSET, user_questions
 
-    built, note = user_questions(opts["tables"], opts["per_cell"], opts["seed"])
+    built, note = user_questions(opts.tables, opts.per_cell, opts.seed)
     items = _lookup_items(SUBSET, built, opts)
     notes = {
         "source": "IDP team Table-QA article (Habr, 2024): its lookup questions on the "
         "user's tables (tableqa.tables), exact match",
-        "options": opts,
-        "template": TEMPLATES[opts["language"]],
+        "options": dump_options(opts),
+        "template": TEMPLATES[opts.language],
         "user_tables": note,
         "question_filters": {SUBSET: built.filters},
         "question_filter_rules": FILTER_RULES,
@@ -116,20 +113,16 @@ def _user_items(opts: dict[str, Any]) -> SuiteData:
     return SuiteData(items=items, notes=notes)
 
 
-def load_items(
-    data_dir: Path, options: TableQAOptions | Mapping[str, Any] | None = None
-) -> SuiteData:
-    """Lookup questions over wiki tables and syn1-syn5 (the article's protocol).
-
-    Options: :class:`suites.tableqa.suite.TableQAOptions`.
+def load_items(data_dir: Path, opts: TableQAOptions = DEFAULTS) -> SuiteData:
+    """Lookup questions over wiki tables and syn1-syn5 (the article's protocol), or over
+    the user's tables (``opts.tables``).
 
     Raises:
         DataMissing: the WikiTableQuestions tables are absent.
-        DataError: a bad option value; with ``tableqa.tables``, a bad folder or table
+        DataError: with ``tableqa.tables``, a bad folder or table
             (:func:`suites.tableqa.user_tables.user_questions`).
     """
-    opts = _options(options)
-    if opts["tables"] is not None:
+    if opts.tables is not None:
         return _user_items(opts)
     items = []
     dropped: dict[str, list[str]] = {}
@@ -143,9 +136,9 @@ def load_items(
         items += _lookup_items(subset, built, opts)
     notes = {
         "source": "IDP team Table-QA article (Habr, 2024): wiki + syn1-syn5, exact match",
-        "options": opts,
-        "template": TEMPLATES[opts["language"]],
-        "answer_cue": f"the question is followed by {opts['answer_cue']!r} for completion models "
+        "options": dump_options(opts),
+        "template": TEMPLATES[opts.language],
+        "answer_cue": f"the question is followed by {opts.answer_cue!r} for completion models "
         '(the article used chat models and no cue; tableqa.answer_cue="" gives its prompt exactly)',
         "missing_subsets": "gost (the article's technical-standard tables are not available)",
         "synthetic_tables": "one seeded table per question (9,600 per subset: widths 2-16, rows "
@@ -163,7 +156,7 @@ def load_items(
         "wiki_cell_text_vs_wtq_csv": agreement,
         "match": "exact_match is the article's metric (strict: the trimmed answer equals the cell); "
         "exact_match_normalized folds case and strips quotes and a final period; "
-        f"the results table and heatmaps show {MATCH_METRICS[opts['match']]}",
+        f"the results table and heatmaps show {MATCH_METRICS[opts.match]}",
         "questions_per_subset": {
             s: sum(1 for it in items if it.meta["subset"] == s) for s in LOOKUP_SUBSETS
         },

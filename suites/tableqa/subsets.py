@@ -10,7 +10,7 @@ import inspect
 from dataclasses import astuple
 from importlib import metadata
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from extractbench.suites.derived_cache import cached_json, digest_of
 from extractbench.suites.tableqa import synthetic
@@ -25,6 +25,9 @@ from extractbench.suites.tableqa.wiki import (
     wiki_tables,
 )
 from extractbench.suites.tableqa.wtq_csv import csv_agreement
+
+if TYPE_CHECKING:
+    from extractbench.suites.tableqa.suite import TableQAOptions
 
 __all__ = ["LOOKUP_SUBSETS", "SubsetQuestions", "subset_questions"]
 
@@ -63,7 +66,7 @@ class SubsetQuestions(NamedTuple):
     csv_agreement: dict[str, int] | None
 
 
-def subset_questions(subset: str, data_dir: Path, opts: dict[str, Any]) -> SubsetQuestions:
+def subset_questions(subset: str, data_dir: Path, opts: TableQAOptions) -> SubsetQuestions:
     """One subset's :class:`SubsetQuestions`, cached in the user cache.
 
     The cache key covers the subset, the options that change the sample, the Faker
@@ -72,8 +75,8 @@ def subset_questions(subset: str, data_dir: Path, opts: dict[str, Any]) -> Subse
     key = [
         CACHE_VERSION,
         subset,
-        str(opts["per_cell"]),
-        str(opts["seed"]),
+        str(opts.per_cell),
+        str(opts.seed),
     ]
     if subset == "wiki":
         key += [p.read_bytes() for p in wiki_html_files(data_dir)]  # type: ignore[misc]
@@ -85,7 +88,7 @@ def subset_questions(subset: str, data_dir: Path, opts: dict[str, Any]) -> Subse
     def build() -> dict[str, Any]:
         if subset != "wiki":
             questions, specs = synthetic.sample_questions(
-                subset, opts["per_cell"], opts["seed"], range(MIN_WIDTH, MAX_WIDTH + 1), MAX_HEIGHT
+                subset, opts.per_cell, opts.seed, range(MIN_WIDTH, MAX_WIDTH + 1), MAX_HEIGHT
             )
             return {
                 "tables": [],
@@ -96,7 +99,7 @@ def subset_questions(subset: str, data_dir: Path, opts: dict[str, Any]) -> Subse
                 "csv_agreement": None,
             }
         tables = wiki_tables(data_dir, dropped)
-        questions = sample_questions(tables, opts["per_cell"], opts["seed"], MAX_WIDTH, MAX_HEIGHT)
+        questions = sample_questions(tables, opts.per_cell, opts.seed, MAX_WIDTH, MAX_HEIGHT)
         return {
             "tables": [_table_to_json(t) for t in tables],
             "questions": [astuple(qu) for qu in questions],

@@ -3,38 +3,46 @@ wiki and synthetic syn1-syn5; IDP team's Table-QA article, Sections 2-3)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from extractbench.suites.item import Item
+from extractbench.suites.options import SuiteOptions
 from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
+from pydantic import Field
 
 __all__ = ["TableQAOptions", "TABLEQA"]
 
 
-@dataclass(frozen=True)
-class TableQAOptions:
-    """``--suite-option tableqa.KEY=VALUE``.
+class TableQAOptions(SuiteOptions):
+    """``--suite-option tableqa.KEY=VALUE``."""
 
-    Attributes:
-        language: ``en``: the translated system prompt and template; ``ru``: the article's own.
-        per_cell: questions per (W, r) heatmap cell (article: 10).
-        seed: the seed of the question sample and the synthetic tables.
-        answer_cue: follows the question for completion (base) models; the article used
-            chat models and no cue, so ``""`` gives its prompt exactly.
-        match: the metric of the results table and heatmaps: ``strict`` (the article's
-            exact match) or ``normalized``.
-        tables: a folder of the user's own tables (``.csv``, ``.html``): the questions are
-            drawn from them (subset ``user``) instead of wiki and syn1-syn5.
-    """
-
-    language: Literal["en", "ru"] = "en"
-    per_cell: int = 10
-    seed: int = 0
-    answer_cue: str = "\nAnswer:"
-    match: Literal["strict", "normalized"] = "strict"
-    tables: str | None = None
+    language: Literal["en", "ru"] = Field(
+        "en", description=("en: the translated system prompt and template; ru: the article's own")
+    )
+    per_cell: int = Field(10, ge=1, description="questions per (W, r) heatmap cell (article: 10)")
+    seed: int = Field(0, description="the seed of the question sample and the synthetic tables")
+    answer_cue: str = Field(
+        "\nAnswer:",
+        description=(
+            "follows the question for completion (base) models; the article used chat models "
+            'and no cue, so "" gives its prompt exactly'
+        ),
+    )
+    match: Literal["strict", "normalized"] = Field(
+        "strict",
+        description=(
+            "the metric of the results table and heatmaps: strict (the article's exact match) or "
+            "normalized"
+        ),
+    )
+    tables: str | None = Field(
+        None,
+        description=(
+            "a folder of the user's own tables (.csv, .html): the questions are drawn from them "
+            "(subset user) instead of wiki and syn1-syn5"
+        ),
+    )
 
     @property
     def uses_data_dir(self) -> bool:

@@ -1,0 +1,55 @@
+"""``extractbench suites``: each suite with its items, default cap, options and metrics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from extractbench.plugins.cli.main import main
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    """A project folder whose pyproject.toml caps fda and sets one of its options."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.extractbench.limits]\nfda = 5\n\n[tool.extractbench.options.fda]\nsplit = "test"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("EXTRACTBENCH_DATA", raising=False)
+    return tmp_path
+
+
+def test_json_lists_the_project_cap_options_and_metrics(project, capsys):
+    empty = project / "data"
+    empty.mkdir()
+    assert main(["suites", "fda", "tableqa", "--json", "--data-dir", str(empty)]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    fda, tableqa = listed["suites"]
+    assert (fda["name"], fda["default_cap"], tableqa["default_cap"]) == ("fda", 5, None)
+    assert fda["metrics"] == ["accuracy"] and fda["breakdown"] == ["key"]
+    split = next(o for o in fda["options"] if o["name"] == "split")
+    assert split["default"] == "validation" and split["project_value"] == "test"
+    assert "extractbench data fetch fda" in fda["items"]  # not counted: no data there
+    per_cell = next(o for o in tableqa["options"] if o["name"] == "per_cell")
+    assert (per_cell["type"], per_cell["range"], per_cell["default"]) == ("int", ">= 1", 10)
+
+
+def test_text_names_every_option_and_an_unknown_suite_is_a_usage_error(project, capsys):
+    assert main(["suites", "minea", "--data-dir", str(project)]) == 0
+    out = capsys.readouterr().out
+    assert "options (--suite-option minea.KEY=VALUE):" in out
+    assert "    iterations (int, >= 0; default 3)" in out
+    assert main(["suites", "fdaa"]) == 4
+    assert "unknown suite 'fdaa'; known suites: fda" in capsys.readouterr().err
+    assert main(["suites", "--data-dir", str(project / "nowhere")]) == 4
+
+
+@pytest.mark.skipif(not (DATA / "tableqa").is_dir(), reason="no ../shared/data")
+def test_items_are_counted_from_the_data_folder(project, capsys):
+    assert main(["suites", "tablebench", "minea", "--json", "--data-dir", str(DATA)]) == 0
+    counts = {s["name"]: s["items"] for s in json.loads(capsys.readouterr().out)["suites"]}
+    assert counts == {"tablebench": 835, "minea": 53}
