@@ -26,9 +26,10 @@ from pathlib import Path
 
 import pytest
 from extractbench.fixtures.models.registry import backend_names
+from extractbench.fixtures.models.replay import ReplayData
 from extractbench.fixtures.models.wrappers import MODEL_LOADS, recording_calls
 from extractbench.fixtures.nodes import bench_item_of
-from extractbench.fixtures.plugin import MODELS_KEY, ReplayData, setup_models
+from extractbench.fixtures.plugin import MODELS_KEY, setup_models
 from extractbench.plugins.outputs.benchmark_json import SpeedFeed
 from extractbench.plugins.run import collection
 from extractbench.plugins.run.command_suites import selected_suites

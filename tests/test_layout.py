@@ -164,3 +164,44 @@ def test_suite_options_are_read_by_attribute_never_by_string_key():
     ]
     assert found == []
 
+
+BACKEND_HOMES = {  # the registry, the backend table, and each backend's own module
+    "fixtures/models/registry.py", "fixtures/models/kinds.py", "fixtures/models/kind_openai.py",
+    "fixtures/models/llama_cpp.py", "fixtures/models/hf.py", "fixtures/models/openai_backend.py",
+    "fixtures/models/fake.py",
+}  # fmt: skip
+
+
+def _compared_strings(tree: ast.AST) -> list[tuple[int, str]]:
+    """String constants compared with (``==``, ``!=``, ``in``) or used as a dict key."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for side in (node.left, *node.comparators):
+                parts = side.elts if isinstance(side, ast.Tuple | ast.List | ast.Set) else [side]
+                found += [(node.lineno, p.value) for p in parts
+                          if isinstance(p, ast.Constant) and isinstance(p.value, str)]  # fmt: skip
+        elif isinstance(node, ast.Dict):
+            found += [(node.lineno, k.value) for k in node.keys
+                      if isinstance(k, ast.Constant) and isinstance(k.value, str)]  # fmt: skip
+    return found
+
+
+def test_no_code_but_the_registry_and_the_backends_compares_a_backend_name():
+    """What a backend is and does is on its ``BackendKind`` (flags and hooks), so a backend
+    another package registers works everywhere: no ``backend == "openai"`` (nor a
+    backend's name as a dict key) outside the registry, the backend table and the
+    backends' own modules."""
+    from extractbench.fixtures.models.registry import backend_names
+
+    names = set(backend_names())
+    assert {"llama-cpp", "hf", "openai", "fake"} <= names
+    found = [
+        f"{path.relative_to(ROOT).as_posix()}:{line}: {value!r}"
+        for package in PACKAGES
+        for path in sorted((ROOT / package).rglob("*.py"))
+        if path.relative_to(ROOT).as_posix() not in BACKEND_HOMES
+        for line, value in _compared_strings(ast.parse(path.read_text(encoding="utf-8")))
+        if value in names
+    ]
+    assert found == []

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from extractbench.fixtures.data import DataDirError, resolve_data_dir
 from extractbench.fixtures.models import ModelError, ModelFileError, resolve_model_spec
+from extractbench.fixtures.models.kinds import LLAMA_CPP
 from extractbench.fixtures.models.llama_cpp import LlamaCppBackend, default_threads
 from extractbench.suites.item import DataError
 from extractbench.suites.model import Backend
@@ -21,7 +22,7 @@ class CliTools:
         """llama-cpp in process, one worker's threads, the weight-repack decision of this
         machine (``--weight-repack auto``)."""
         try:
-            spec = resolve_model_spec("llama-cpp", path, seed, default_threads(1))
+            spec = resolve_model_spec(LLAMA_CPP.name, path, seed, default_threads(1))
         except ModelFileError as exc:
             raise ModelError(str(exc)) from None
         assert spec.path is not None

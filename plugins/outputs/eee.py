@@ -40,6 +40,7 @@ from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
 
+from extractbench.fixtures.models.registry import installed_backends
 from extractbench.plugins.outputs.eee_samples import (
     EEE_SCHEMA_VERSION,
     LOWER_IS_BETTER,
@@ -96,10 +97,10 @@ def _bound(value: float) -> float | str:
 def _model_info(record: RunRecord, ident: str) -> dict[str, Any]:
     model = record.model
     backend = str(model.get("backend", ""))
-    engine = {"llama-cpp": "llama.cpp", "hf": "transformers", "openai": "openai-compatible server"}
+    kind = installed_backends().get(backend)  # None: --serve's, or a backend not installed
     versions = model.get("versions") or {}
     details = {
-        "deployment_type": "self_deployed" if backend in ("llama-cpp", "hf") else "unknown",
+        "deployment_type": "self_deployed" if kind is not None and kind.in_process else "unknown",
         "model_availability": "open_weights" if model.get("sha256") else "unknown",
         **strings({k: model.get(k) for k in ("backend", "sha256", "fingerprint", "path")}),
     }
@@ -110,7 +111,9 @@ def _model_info(record: RunRecord, ident: str) -> dict[str, Any]:
         "additional_details": details,
     }
     if backend:
-        info["inference_engine"] = {"name": engine.get(backend, backend)}
+        info["inference_engine"] = {
+            "name": kind.engine if kind is not None and kind.engine else backend
+        }
         version = next(iter(versions.values()), None) if len(versions) == 1 else None
         if version:
             info["inference_engine"]["version"] = str(version)

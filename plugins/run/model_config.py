@@ -27,6 +27,7 @@ def model_options(config: pytest.Config, replay: bool) -> ModelOptions:
         pytest.UsageError: a value or combination that cannot work (one line).
     """
     get = config.getoption
+    _check_concurrency(get("concurrency"), get("backend"), bool(get("serve")))
     try:
         return ModelOptions(
             backend=get("backend"), model=get("model"), judge_model=get("judge_model"),
@@ -44,6 +45,19 @@ def model_options(config: pytest.Config, replay: bool) -> ModelOptions:
         )  # fmt: skip
     except ModelOptionError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def _check_concurrency(concurrency: int, backend: str, serve: bool) -> None:
+    """``--concurrency N > 1`` keeps requests in flight to a server: a remote backend's or
+    ``--serve``'s; an in-process backend runs one request at a time (a usage error)."""
+    if concurrency > 1 and not serve and not backend_kind(backend).remote:
+        remote = " or ".join(
+            f"--backend {k.name}" for k in installed_backends().values() if k.remote
+        )
+        raise pytest.UsageError(
+            f"--concurrency {concurrency}: for requests to a server ({remote} or --serve); "
+            "an in-process backend runs one request at a time"
+        )
 
 
 LLAMA_SETTINGS = ("n_gpu_layers", "main_gpu", "flash_attn", "n_ubatch")
@@ -76,4 +90,4 @@ def _hardware(config: pytest.Config) -> dict[str, Any]:
         gpus = parse_gpus(given.get("gpus"))
     except SettingsError as exc:
         raise pytest.UsageError(str(exc)) from None
-    return {"llama": llama, "hf": hf, "gpus": gpus}
+    return dict(llama=llama, hf=hf, gpus=gpus)  # ModelOptions' field names

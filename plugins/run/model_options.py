@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import pytest
 from extractbench.fixtures.models.hf_settings import DTYPES, REUSE_MODES
 from extractbench.fixtures.models.llama_gpu import FLASH_ATTN_MODES
+from extractbench.fixtures.models.registry import DEFAULT_BACKEND
 from extractbench.fixtures.models.repack import REPACK_MODES
 
 __all__ = ["add_model_options", "add_hardware_options"]
@@ -33,7 +34,7 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
     )
     group.addoption(
         "--backend",
-        default="llama-cpp",
+        default=DEFAULT_BACKEND,
         choices=tuple(backends) or None,
         help="model backend, one of the extractbench.backends entry points: llama-cpp "
         "(llama-cpp-python in process, default), hf (transformers in process: --model is a "
