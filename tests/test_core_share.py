@@ -90,6 +90,18 @@ def test_a_worker_gets_the_cores_of_one_that_finished(toy, all_cores):
         "test_toy.py", "-n", "2", "--threads", "1", "--data-dir", "data", "--report-json", "f.json"
     )
     assert fixed.ret == 0 and read_json(toy.path / "f.json")["settings"]["threads_shared"] is False
+    fake = toy.runpytest_subprocess(  # a model that does not follow the share: not shared
+        "test_toy.py",
+        "-n",
+        "2",
+        "--backend",
+        "fake",
+        "--data-dir",
+        "data",
+        "--report-json",
+        "k.json",
+    )
+    assert fake.ret == 0 and read_json(toy.path / "k.json")["settings"]["threads_shared"] is False
 
 
 def test_llama_cpp_answers_the_same_at_one_thread_and_at_two(share, all_cores):

@@ -10,6 +10,7 @@ import pytest
 from extractbench.fixtures.models.chat import SHOWN, chat_facts
 from extractbench.fixtures.models.core_share import shares_cores
 from extractbench.fixtures.models.redact import redact_json, redact_text
+from extractbench.fixtures.models.registry import installed_backends
 from extractbench.fixtures.plugin import ModelSetup, workers
 from extractbench.plugins.outputs.code_version import code_version
 from extractbench.plugins.outputs.endpoint_stats import endpoint_stats
@@ -28,6 +29,13 @@ from extractbench.suites.options import dump_options
 __all__ = ["build_record", "selection_of"]
 
 
+def _follows_core_share(backend: str) -> bool:
+    """Whether the model under test moves to the cores of finished workers (``replay``,
+    ``--rescore``'s, is no registered backend and runs nothing)."""
+    kind = installed_backends().get(backend)
+    return kind is not None and kind.follows_core_share
+
+
 def _settings(config: pytest.Config, cfg: RunConfig, setup: ModelSetup) -> dict[str, Any]:
     spec, data_dir = setup.model, setup.data_dir
     numprocesses = getattr(config.option, "numprocesses", None)
@@ -37,7 +45,8 @@ def _settings(config: pytest.Config, cfg: RunConfig, setup: ModelSetup) -> dict[
         "backend": spec.backend,
         "seed": spec.seed,
         "n_threads": spec.n_threads,
-        "threads_shared": shares_cores(workers(config), setup.options.threads),
+        "threads_shared": shares_cores(workers(config), setup.options.threads)
+        and _follows_core_share(spec.backend),
         "workers": numprocesses or 0,
         "dist": getattr(config.option, "dist", "no"),
         "limit": cfg.limit,
