@@ -4,7 +4,7 @@ The flow, stage by stage (each a folder of ``plugins/``):
 
 - ``run/``: options parsed once into a frozen :class:`~plugins.run.config.RunConfig`
   (``pytest_configure``), items collected as each suite's parametrized cases
-  (``collection``), run and recorded (``suite_test``, ``recorder``), crashes survived
+  (``collection``), run and recorded (``suite_test``, ``item_record``), crashes survived
   (``crashes``, ``supervisor``, ``scheduling``), the controller's bookkeeping
   (``controller``) and the end of the run (``finish``);
 - ``verdict/``: aggregation, gates, baseline and ``decide``, the one decision;
@@ -32,11 +32,11 @@ from extractbench.fixtures.nodes import bench_item_of
 from extractbench.fixtures.plugin import MODELS_KEY, setup_models
 from extractbench.plugins.outputs.benchmark_json import SpeedFeed
 from extractbench.plugins.run import collection
+from extractbench.plugins.run.command_line import add_options
 from extractbench.plugins.run.command_suites import selected_suites
 from extractbench.plugins.run.config import CONFIG_KEY, run_config
 from extractbench.plugins.run.controller import Controller
-from extractbench.plugins.run.options import add_options
-from extractbench.plugins.run.recorder import ItemRecorder, redact_report, report_entry
+from extractbench.plugins.run.item_record import ItemRecorder, redact_report, report_entry
 from extractbench.plugins.run.state import STATE_KEY, RunState
 from extractbench.plugins.run.supervisor import Journal, should_supervise, supervise, take_journal
 from extractbench.plugins.run.worker import Worker

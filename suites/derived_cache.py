@@ -31,7 +31,7 @@ from extractbench.suites import safe_json
 from extractbench.suites.datasets.fetch import OFFLINE_ENV
 from extractbench.suites.files import atomic_write
 from extractbench.suites.item import DataError
-from extractbench.suites.options import truthy
+from extractbench.suites.suite_options import truthy
 
 __all__ = ["cached_json", "digest_of", "entry_path", "offline", "value_digest", "FORMAT"]
 

@@ -1,8 +1,8 @@
 """The Suite protocol: the one shape every benchmark has.
 
 A suite is a :class:`Suite` value: a name, what its results are broken down by, typed
-``Options`` (a frozen :class:`suites.options.SuiteOptions` model, parsed once by
-:func:`suites.options.parse_options` from ``[tool.extractbench.options.NAME]`` and
+``Options`` (a frozen :class:`suites.suite_options.SuiteOptions` model, parsed once by
+:func:`suites.suite_options.parse_options` from ``[tool.extractbench.options.NAME]`` and
 ``--suite-option``), ``load(data_dir, options) -> SuiteData`` and ``run(item, models,
 options) -> ItemResult``, both given the parsed options, plus an optional report
 and optional command-line options and ``extractbench`` commands of its own.
@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from extractbench.suites.answers import first_content_stop
 from extractbench.suites.item import Item, SuiteData
 from extractbench.suites.model import Backend, Generation, ask
-from extractbench.suites.options import NoOptions, SuiteOptions, parse_options
+from extractbench.suites.suite_options import NoOptions, SuiteOptions, parse_options
 
 __all__ = ["Suite", "Models", "ItemResult", "CommandTools", "generate", "lazy"]
 
@@ -136,7 +136,7 @@ class Suite:
             Raises ``DataMissing`` (files absent) or ``DataError`` (malformed).
         run: ``(item, models, options) -> ItemResult``: generate and score one item.
             Raises ``ModelError`` (the item fails).
-        options: the ``Options`` model (a :class:`suites.options.SuiteOptions`: a default,
+        options: the ``Options`` model (a :class:`suites.suite_options.SuiteOptions`: a default,
             a ``Field(description=...)`` and any range or choices on every field; listed by
             ``extractbench suites``).
         breakdown: item ``meta`` keys results are broken down by (the first one

@@ -84,7 +84,7 @@ from pathlib import Path
 from pydantic import Field
 
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
-from extractbench.suites.options import SuiteOptions
+from extractbench.suites.suite_options import SuiteOptions
 from extractbench.suites.protocol import ItemResult, Suite, generate
 
 

@@ -16,7 +16,7 @@ from extractbench.plugins.cli.main import main as cli_main
 from extractbench.plugins.outputs.exports import ExportError, parse_exports
 from extractbench.plugins.outputs.record_io import parse_record
 from extractbench.plugins.outputs.step_summary import STEP_SUMMARY_LIMIT, step_summary_markdown
-from extractbench.suites.options import truthy
+from extractbench.suites.suite_options import truthy
 
 from tests.conftest import read_json
 from tests.test_plugin import MODES
@@ -146,7 +146,7 @@ def test_two_shards_merged_export_valid_documents_with_one_ctrf_run_id(
 
 @pytest.mark.xfail(
     strict=True,
-    reason="needs the lead's wiring: plugins/run/recording.py keeps cfg.ctrf_run_id in the "
+    reason="needs the lead's wiring: plugins/run/run_record.py keeps cfg.ctrf_run_id in the "
     "record's settings (settings.ctrf_run_id), which merge keeps",
 )
 def test_merge_keeps_the_ctrf_run_id_the_shards_were_given(toy, validators, monkeypatch, capsys):

@@ -17,7 +17,7 @@ from extractbench.fixtures.models.endpoints import rank
 from extractbench.fixtures.models.serve import MODEL_ALIAS, LocalServer, start_server
 from extractbench.fixtures.models.server_build import find_llama_server
 from extractbench.suites.model_files import default_model_path
-from extractbench.suites.options import truthy
+from extractbench.suites.suite_options import truthy
 
 from tests.conftest import read_json, toy_rows
 from tests.test_plugin import MODES

@@ -6,7 +6,7 @@ from typing import Literal
 
 import pytest
 from extractbench.suites.item import DataError
-from extractbench.suites.options import NoOptions, SuiteOptions, parse_options
+from extractbench.suites.suite_options import NoOptions, SuiteOptions, parse_options
 from pydantic import Field, ValidationError, model_validator
 
 
@@ -78,8 +78,8 @@ def test_suite_choice_options_refuse_other_values(suite, key):
 def test_every_installed_suite_option_says_what_it_is():
     """``extractbench suites`` and the docs' tables show each option's meaning: a field
     without ``Field(description=...)`` would be listed blank."""
-    from extractbench.suites.options import describe_options
     from extractbench.suites.registry import Registry
+    from extractbench.suites.suite_options import describe_options
 
     blank = [
         f"{suite.name}.{row['name']}"
@@ -92,7 +92,7 @@ def test_every_installed_suite_option_says_what_it_is():
 
 def test_options_are_described_with_their_type_range_and_default():
     from extractbench.suites.minea.suite import MineaOptions
-    from extractbench.suites.options import describe_options, dump_options
+    from extractbench.suites.suite_options import describe_options, dump_options
 
     rows = {row["name"]: row for row in describe_options(MineaOptions)}
     assert rows["iterations"]["type"] == "int" and rows["iterations"]["range"] == ">= 0"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from extractbench.fixtures.models.fake import FakeBackend
-from extractbench.suites.options import dump_options, option_names
 from extractbench.suites.protocol import ItemResult, Models, Suite
 from extractbench.suites.registry import ENTRY_POINT_GROUP, Registry, RegistryError
+from extractbench.suites.suite_options import dump_options, option_names
 
 from tests.conftest import read_json
 
@@ -25,7 +25,7 @@ OTHER_SUITE = """
 from pathlib import Path
 
 from extractbench.suites.item import DataMissing, Item, SuiteData
-from extractbench.suites.options import SuiteOptions
+from extractbench.suites.suite_options import SuiteOptions
 from extractbench.suites.protocol import ItemResult, Suite, generate
 
 

@@ -20,12 +20,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from extractbench.plugins.run.settings import SettingsError, project_defaults
+from extractbench.plugins.run.project_config import SettingsError, project_defaults
 from extractbench.suites.datasets.resolve import DataDirError, choose_data_dir, explicit_data_dir
 from extractbench.suites.item import DataError, DataMissing
-from extractbench.suites.options import describe_options
 from extractbench.suites.protocol import Suite
 from extractbench.suites.registry import Registry
+from extractbench.suites.suite_options import describe_options
 
 __all__ = ["add_suites_parser", "suites_command", "suite_facts", "options_markdown"]
 
@@ -80,7 +80,7 @@ def suite_facts(
 
     Returns:
         ``name``, ``description``, ``items`` (a count, or why there is none),
-        ``default_cap``, ``breakdown``, ``options`` (:func:`suites.options.describe_options`,
+        ``default_cap``, ``breakdown``, ``options`` (:func:`suites.suite_options.describe_options`,
         each with the project's ``value`` where it sets one), ``metrics``.
     """
     options = describe_options(suite.options)

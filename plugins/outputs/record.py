@@ -76,7 +76,7 @@ class ItemEntry(_Model):
 
     ``scores`` maps a metric name (without the ``suite/`` prefix) to a value (None: not
     computed for this item, kept out of the mean); ``prompt_tail`` is the prompt's end
-    (the question or cue, at most ``plugins.run.recorder.PROMPT_TAIL`` characters: the record keeps no whole
+    (the question or cue, at most ``plugins.run.item_record.PROMPT_TAIL`` characters: the record keeps no whole
     prompt), ``prompt_chars`` its length; ``calls`` logs every model call
     (``--rescore`` answers from it); ``details`` holds the suite's own facts.
     """

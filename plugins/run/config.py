@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from extractbench.fixtures.models.options import ModelOptions
+from extractbench.fixtures.models.model_options import ModelOptions
 from extractbench.plugins.outputs.ctrf import ci_run_id
 from extractbench.plugins.outputs.exports import ExportError, parse_exports
 from extractbench.plugins.outputs.paths import path_problems
@@ -22,7 +22,7 @@ from extractbench.plugins.outputs.step_summary import step_summary_target
 from extractbench.plugins.outputs.write import Targets
 from extractbench.plugins.run.command_suites import selected_suites
 from extractbench.plugins.run.model_config import model_options
-from extractbench.plugins.run.settings import (
+from extractbench.plugins.run.project_config import (
     Settings,
     SettingsError,
     project_pyprojects,
@@ -47,7 +47,7 @@ class RunConfig:
         run_id: the run's id (``20261122T104500Z-3f9a1c``).
         started: ``time.time()`` at configure; ``started_at`` the same as ISO text.
         registry: the suites this run knows.
-        models: the model options (``fixtures.models.options``).
+        models: the model options (``fixtures.models.model_options``).
         settings: gates, caps and raw suite options as configured (for the record).
         suite_options: suite -> its typed ``Options``, parsed once.
         gates: the gates and the baseline comparison (``--baseline``).

@@ -13,7 +13,7 @@ from extractbench.fixtures.plugin import ModelSetup
 from extractbench.plugins.outputs.junit import verdict_cases
 from extractbench.plugins.outputs.write import Written
 from extractbench.plugins.run.config import RunConfig
-from extractbench.plugins.run.recording import build_record
+from extractbench.plugins.run.run_record import build_record
 from extractbench.plugins.run.state import RunState
 
 from extractbench import plugins

@@ -1,5 +1,5 @@
 """The model options of a run parsed once (``pytest`` options to
-:class:`fixtures.models.options.ModelOptions`), the GPU and batching settings included."""
+:class:`fixtures.models.model_options.ModelOptions`), the GPU and batching settings included."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from extractbench.fixtures.models.gpus import parse_gpus
 from extractbench.fixtures.models.hf_settings import parse_hf_settings
 from extractbench.fixtures.models.llama_gpu import parse_llama_settings
-from extractbench.fixtures.models.options import ModelOptionError, ModelOptions
+from extractbench.fixtures.models.model_options import ModelOptionError, ModelOptions
 from extractbench.fixtures.models.registry import backend_kind, installed_backends
 from extractbench.suites.model import SettingsError
 

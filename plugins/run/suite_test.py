@@ -22,7 +22,7 @@ from extractbench.fixtures.models.routing import routing
 from extractbench.fixtures.models.wrappers import CachingBackend
 from extractbench.fixtures.nodes import bench_items
 from extractbench.plugins.run.config import CONFIG_KEY, RunConfig
-from extractbench.plugins.run.recorder import ItemRecorder
+from extractbench.plugins.run.item_record import ItemRecorder
 from extractbench.plugins.run.state import STATE_KEY, RunState
 from extractbench.suites.item import Item
 from extractbench.suites.protocol import Models

@@ -25,7 +25,7 @@ from extractbench.suites.datasets.fetch import (
 )
 from extractbench.suites.datasets.manifest import Manifest
 from extractbench.suites.item import DataError
-from extractbench.suites.options import truthy
+from extractbench.suites.suite_options import truthy
 
 __all__ = ["DataChoice", "DataDirError", "ENV_VAR", "explicit_data_dir", "choose_data_dir"]
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Literal
 
 from extractbench.suites.item import Item
-from extractbench.suites.options import SuiteOptions
 from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
+from extractbench.suites.suite_options import SuiteOptions
 from pydantic import Field
 
 __all__ = ["FdaOptions", "SUITE"]

@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from extractbench.suites.item import Item
-from extractbench.suites.options import SuiteOptions
 from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
+from extractbench.suites.suite_options import SuiteOptions
 from pydantic import Field
 
 __all__ = ["KvOptions", "SUITE"]

@@ -39,7 +39,7 @@ from extractbench.suites.minea.needles import (
 )
 from extractbench.suites.minea.schema import Schema, load_schema
 from extractbench.suites.minea.suite import MineaOptions
-from extractbench.suites.options import dump_options
+from extractbench.suites.suite_options import dump_options
 
 __all__ = ["MANIFEST", "load_items", "needle_set", "deal", "pick_decoys"]
 

@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from extractbench.suites.item import DataError, Item
 from extractbench.suites.model import Backend
-from extractbench.suites.options import SuiteOptions
 from extractbench.suites.protocol import ItemResult, Models, OptionAdder, Suite, lazy
+from extractbench.suites.suite_options import SuiteOptions
 from pydantic import Field, model_validator
 
 __all__ = ["MineaOptions", "SUITE", "judge_for"]

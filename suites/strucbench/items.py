@@ -24,12 +24,12 @@ from extractbench.suites.derived_cache import cached_json, digest_of
 from extractbench.suites.files import data_file, read_text
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.meteor import wordnet_status
-from extractbench.suites.options import dump_options
 from extractbench.suites.strucbench import render
 from extractbench.suites.strucbench.bertscore import bertscore_note, resolve_encoder
 from extractbench.suites.strucbench.hscore import CORRECTIONS
 from extractbench.suites.strucbench.pair_item import FORMATS, MAX_TOKENS_CAP, make_item
 from extractbench.suites.strucbench.suite import StrucbenchOptions
+from extractbench.suites.suite_options import dump_options
 from extractbench.suites.tableqa.html import HTMLTableError, check_complete
 
 __all__ = ["FORMATS", "load_items", "make_item"]

@@ -7,9 +7,9 @@ import math
 from pathlib import Path
 
 from extractbench.suites.item import Item
-from extractbench.suites.options import SuiteOptions
 from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
 from extractbench.suites.strucbench.hscore import HScoreMode
+from extractbench.suites.suite_options import SuiteOptions
 from pydantic import Field
 
 __all__ = ["HScoreMode", "StrucbenchOptions", "SUITE", "JUDGE_MAX_TOKENS"]

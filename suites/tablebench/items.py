@@ -13,7 +13,7 @@ from typing import Any
 
 from extractbench.suites.files import data_file
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
-from extractbench.suites.options import dump_options
+from extractbench.suites.suite_options import dump_options
 from extractbench.suites.tablebench import dp as tablebench
 from extractbench.suites.tablebench.suite import TableBenchOptions
 

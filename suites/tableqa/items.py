@@ -12,7 +12,7 @@ from functools import lru_cache, partial
 from pathlib import Path
 
 from extractbench.suites.item import DataError, Item, LazyText, SuiteData
-from extractbench.suites.options import dump_options
+from extractbench.suites.suite_options import dump_options
 from extractbench.suites.tableqa import synthetic
 from extractbench.suites.tableqa.metrics import MATCH_METRICS
 from extractbench.suites.tableqa.prompts import SYSTEM_PROMPTS, prompt_prefix

@@ -1,7 +1,7 @@
 """The model's command-line options: which model, which backend, how it is served and
 the hardware it runs on (``pytest --help``, section "extractbench").
 
-Parsed once at configure into :class:`fixtures.models.options.ModelOptions`
+Parsed once at configure into :class:`fixtures.models.model_options.ModelOptions`
 (``plugins.run.config``); docs/backends.md explains each.
 """
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from extractbench.plugins.run.model_options import add_hardware_options, add_model_options
+from extractbench.plugins.run.model_command_line import add_hardware_options, add_model_options
 from extractbench.plugins.run.supervisor import CRASH_GUARD_MODES
 
 __all__ = ["add_options"]

@@ -24,7 +24,7 @@ from extractbench.plugins.outputs.record import (
 )
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.state import RunState
-from extractbench.suites.options import dump_options
+from extractbench.suites.suite_options import dump_options
 
 __all__ = ["build_record", "selection_of"]
 
