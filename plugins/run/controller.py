@@ -22,6 +22,7 @@ import pytest
 from extractbench.fixtures.models.core_share import CORE_SHARE_KEY, shares_cores
 from extractbench.fixtures.models.redact import redact_text
 from extractbench.fixtures.plugin import ModelSetup, workers
+from extractbench.plugins.outputs.record import ItemEntry
 from extractbench.plugins.outputs.terminal import summary_lines
 from extractbench.plugins.outputs.write import Written
 from extractbench.plugins.run.config import RunConfig
@@ -203,7 +204,9 @@ class Controller:
              "library": fault.get("library"), "fault_report": fault.get("report", "")}
         )  # fmt: skip
         self.state.crashed_ids.add(item_id)
-        self.state.items[item_id] = crashed_item_entry(item_id, crashitem, message)
+        self.state.items[item_id] = ItemEntry.model_validate(
+            crashed_item_entry(item_id, crashitem, message)
+        )
         report.longrepr = message + (f"\n\n{fault['report']}" if fault.get("report") else "")
         report.when = "call"  # xdist says "???": JUnit would call it a setup error
         reporter = self.config.pluginmanager.getplugin("terminalreporter")
@@ -242,7 +245,7 @@ class Controller:
         totals = {name: info.get("items_selected") for name, info in self.state.suites.items()}
         self.progress.item(entry, report.duration, totals, report.nodeid)
         if entry["id"] not in self.state.items or report.failed:
-            self.state.items[entry["id"]] = entry
+            self.state.items[entry["id"]] = ItemEntry.model_validate(entry)
         stop = entry.get("stop")
         if stop and stop["kind"] == "model_load":
             if stop["message"] not in self.state.usage_errors:

@@ -127,6 +127,11 @@ def _chat_section(items: list[ItemEntry], cfg: RunConfig) -> dict[str, Any] | No
     return facts
 
 
+def _redacted(item: ItemEntry) -> ItemEntry:
+    """The item with its error line redacted (the run state keeps what arrived)."""
+    return item.model_copy(update={"error": redact_text(item.error)}) if item.error else item
+
+
 def build_record(
     config: pytest.Config, cfg: RunConfig, state: RunState, setup: ModelSetup, exitstatus: int
 ) -> RunRecord:
@@ -136,10 +141,7 @@ def build_record(
     are redacted; the items' predictions and references keep their URLs, their endpoints
     and answers redacted at source; :func:`plugins.outputs.write_outputs` masks the
     secrets once more in every file)."""
-    items = [ItemEntry.model_validate(state.items[key]) for key in sorted(state.items)]
-    for item in items:
-        if item.error:
-            item.error = redact_text(item.error)
+    items = [_redacted(state.items[key]) for key in sorted(state.items)]
     suites = {
         name: {k: v for k, v in info.items() if k != "items_deselected"}
         for name, info in state.suites.items()

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from extractbench.plugins.outputs.record import ItemEntry
 from extractbench.suites.item import Item, SuiteData
 
 __all__ = ["RunState", "STATE_KEY", "USAGE_PREFIX"]
@@ -31,7 +32,8 @@ class RunState:
         suites: suite -> facts for the record (breakdown, items total and selected,
             limit, notes, items deselected by ``-k``/``-m``/``--deselect``/``--lf``).
         collected: items a worker collected (xdist controller; before suites arrive).
-        items: item id -> its record entry.
+        items: item id -> its record entry (the record's typed model, checked as it
+            arrives).
         other_tests: node id -> the record entry of a test that is not an item.
         usage_errors: one line each (exit 4).
         crashes: processes that died running an item; ``crashed_ids`` their items.
@@ -50,7 +52,7 @@ class RunState:
     loaded: dict[str, SuiteData] = field(default_factory=dict)
     suites: dict[str, dict[str, Any]] = field(default_factory=dict)
     collected: int = 0
-    items: dict[str, dict[str, Any]] = field(default_factory=dict)
+    items: dict[str, ItemEntry] = field(default_factory=dict)
     other_tests: dict[str, dict[str, Any]] = field(default_factory=dict)
     usage_errors: list[str] = field(default_factory=list)
     crashes: list[dict[str, Any]] = field(default_factory=list)
