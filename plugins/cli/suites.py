@@ -40,8 +40,8 @@ def add_suites_parser(sub: argparse._SubParsersAction) -> None:
         "point), as a run from this folder would see it: the items it holds in the data "
         "folder (loaded, nothing downloaded), the default item cap of the nearest "
         "pyproject.toml, each option of --suite-option SUITE.KEY=VALUE with its type, "
-        "default, range and meaning, and the metrics it records. Exits 0, or 4 for an "
-        "unknown suite.",
+        "default, range and meaning, and the metrics it records. Exits 0; 4 for an "
+        "unknown suite, a --data-dir that is not a folder or an unreadable pyproject.toml.",
     )
     p.add_argument("suites", nargs="*", metavar="SUITE", help="only these suites")
     p.add_argument("--data-dir", metavar="DIR",

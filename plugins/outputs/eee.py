@@ -40,7 +40,7 @@ from datetime import datetime
 from pathlib import PurePosixPath
 from typing import Any
 
-from extractbench.fixtures.models.registry import installed_backends
+from extractbench.fixtures.models.registry import BackendKind, installed_backends
 from extractbench.plugins.outputs.eee_samples import (
     EEE_SCHEMA_VERSION,
     LOWER_IS_BETTER,
@@ -50,6 +50,7 @@ from extractbench.plugins.outputs.eee_samples import (
     strings,
 )
 from extractbench.plugins.outputs.record import Aggregate, RunRecord
+from extractbench.suites.model_files import ModelFileError
 from extractbench.suites.registry import Registry
 
 __all__ = ["EEE_SCHEMA_VERSION", "LOWER_IS_BETTER", "eee_files", "model_id"]
@@ -94,10 +95,19 @@ def _bound(value: float) -> float | str:
     return value
 
 
+def _kind(backend: str) -> BackendKind | None:
+    """The registered backend of a record's ``model.backend``; None where it is not
+    installed here or the entry points do not load (an export never fails on them)."""
+    try:
+        return installed_backends().get(backend)
+    except ModelFileError:
+        return None
+
+
 def _model_info(record: RunRecord, ident: str) -> dict[str, Any]:
     model = record.model
     backend = str(model.get("backend", ""))
-    kind = installed_backends().get(backend)  # None: --serve's, or a backend not installed
+    kind = _kind(backend)  # None: --serve's, or a backend not installed here
     versions = model.get("versions") or {}
     details = {
         "deployment_type": "self_deployed" if kind is not None and kind.in_process else "unknown",
