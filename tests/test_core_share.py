@@ -63,6 +63,7 @@ from extractbench.fixtures.models import core_share
 @pytest.mark.xdist_group("long")
 def test_long():
     before = core_share.threads_now(1)
+    open("long_started", "w").close()
     deadline = time.monotonic() + 60  # until the other worker has finished its items
     while core_share.threads_now(1) == before and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -72,7 +73,11 @@ def test_long():
 
 @pytest.mark.xdist_group("short")
 def test_short():
-    pass
+    # the other worker must count this one before it finishes: on a loaded machine it may
+    # not yet have started its test when this one would otherwise be done
+    deadline = time.monotonic() + 60
+    while not os.path.exists("long_started") and time.monotonic() < deadline:
+        time.sleep(0.1)
 """
 
 
