@@ -160,14 +160,21 @@ def toy_rows(n_docs: int = 6) -> list[dict[str, str]]:
     return rows
 
 
+# the options of the tests' pytest projects: items grouped as the suites group them, and no
+# plots of the run's metrics (matplotlib draws them in a few seconds a run, several hundred
+# runs here); the tests of the plots ask for them with --report-plots on
+PROJECT_ADDOPTS = "--dist loadgroup --report-plots off"
+
+
 @pytest.fixture
 def toy(pytester: pytest.Pytester) -> pytest.Pytester:
-    """A pytester project holding a toy suite with data in ./data, run with the fake model."""
+    """A pytester project holding a toy suite with data in ./data; its runs use the
+    default model unless a test passes ``--backend fake``."""
     pytester.makeconftest(TOY_CONFTEST)
     pytester.makepyfile(toy_suite=TOY_SUITE, test_toy=TOY_TEST)
     data = pytester.mkdir("data")
     (data / "toy.jsonl").write_text("\n".join(json.dumps(r) for r in toy_rows()) + "\n")
-    pytester.makepyprojecttoml("[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n")
+    pytester.makepyprojecttoml(f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n")
     return pytester
 
 

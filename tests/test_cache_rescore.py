@@ -17,7 +17,7 @@ from extractbench.fixtures.models.wrappers import (
 )
 from extractbench.suites.model import Generation
 
-from tests.conftest import Output, interruptible, read_json
+from tests.conftest import PROJECT_ADDOPTS, Output, interruptible, read_json
 from tests.test_plugin import MODES, run
 
 
@@ -207,7 +207,7 @@ def test_rescore_without_a_path_collects_the_records_suites_not_the_testpaths(to
     toy.mkdir("harness")
     (toy.path / "harness" / "test_harness.py").write_text("def test_harness():\n    assert False\n")
     toy.makepyprojecttoml(
-        "[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\ntestpaths = ['harness']\n"
+        f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\ntestpaths = ['harness']\n"
     )
     result = toy.runpytest_subprocess(
         "--rescore", "record.json", "--report-json", "again.json", "--data-dir", "data", *mode

@@ -42,13 +42,15 @@ def chat_run(tmp_path_factory) -> dict:
     """One ``--chat on`` run of every suite, one item each, Table QA with the
     article-exact prompt. What is checked is each suite's messages, not its scores, so the
     calls that add only model time are left out: Struc-Bench's P-Score judge calls, MINEA's
-    further calls per piece and its control extraction (MINEA's answers cut at 64 tokens)."""
+    further calls per piece and its control extraction (MINEA's answers cut at 64 tokens,
+    its similarity by TF-IDF without the sentence encoder's load)."""
     record = tmp_path_factory.mktemp("chat") / "chat-on.json"
     done = main_job(
         "--model", str(templated_gguf()), "--chat", "on", "--limit", "1",
         "--suite-option", "tableqa.answer_cue=", "--suite-option", "strucbench.pscore=false",
         "--suite-option", "minea.iterations=0", "--suite-option", "minea.control=false",
-        "--suite-option", "minea.max_tokens=64", "--report-json", str(record),
+        "--suite-option", "minea.max_tokens=64", "--suite-option", "minea.encoder=tfidf",
+        "--report-json", str(record),
     )  # fmt: skip
     # the base 270M model under a template it never saw: a gate may fail (exit 1)
     assert done.returncode in (0, 1), done.stdout[-3000:] + done.stderr[-3000:]

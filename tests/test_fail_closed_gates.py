@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import TOY_SUITE
+from tests.conftest import PROJECT_ADDOPTS, TOY_SUITE
 from tests.test_plugin import MODES, run
 
-GATED = "[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n[tool.extractbench.gates]\n'toy/accuracy' = '>= 0.9'\n"
+GATED = f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n[tool.extractbench.gates]\n'toy/accuracy' = '>= 0.9'\n"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -31,7 +31,7 @@ def test_another_config_file_is_named_and_the_projects_gates_are_warned_about(to
     record say so (without the flag: exit 4, tests/test_fail_closed_paths.py)."""
     toy.makepyprojecttoml(GATED)
     (toy.path / "other.ini").write_text(
-        "[pytest]\naddopts = --dist loadgroup\nextractbench_gates =\n    toy/length>=0.1\n"
+        f"[pytest]\naddopts = {PROJECT_ADDOPTS}\nextractbench_gates =\n    toy/length>=0.1\n"
     )
     result, record = run(
         toy, [], "-c", "other.ini", "--rootdir", str(toy.path), "--ignore-project-gates"

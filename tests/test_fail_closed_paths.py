@@ -15,7 +15,7 @@ import pytest
 from extractbench.plugins.cli.main import main as cli_main
 from extractbench.suites.locks import lock_file
 
-from tests.conftest import TOY_CONFTEST
+from tests.conftest import PROJECT_ADDOPTS, TOY_CONFTEST
 from tests.test_fail_closed_gates import GATED
 from tests.test_plugin import MODES, run
 
@@ -135,7 +135,7 @@ def test_project_gates_another_config_file_drops_are_a_usage_error(toy, mode):
     """-c other.ini while pyproject.toml declares gates: exit 4 naming --gates-file and
     --ignore-project-gates; each of those decides as it says."""
     toy.makepyprojecttoml(GATED)
-    (toy.path / "other.ini").write_text("[pytest]\naddopts = --dist loadgroup\n")
+    (toy.path / "other.ini").write_text(f"[pytest]\naddopts = {PROJECT_ADDOPTS}\n")
     config = ["-c", "other.ini", "--rootdir", str(toy.path)]
     result, record = run(toy, mode, *config)
     _refused(

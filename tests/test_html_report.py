@@ -240,7 +240,7 @@ def test_a_live_run_writes_its_side_files_in_the_run_folder(toy, mode):
     html = toy.path / "report.html"
     result = toy.runpytest_subprocess(
         "--backend", "fake", "--data-dir", "data", "--report-json", "out/run.json",
-        "--html", str(html), "--gate", "toy/accuracy>=0.5", *mode,
+        "--html", str(html), "--gate", "toy/accuracy>=0.5", "--report-plots", "on", *mode,
     )  # fmt: skip
     assert result.ret == 0, result.stdout.str()
     record = read_json(toy.path / "out/run.json")
@@ -250,3 +250,17 @@ def test_a_live_run_writes_its_side_files_in_the_run_folder(toy, mode):
     page = html.read_text()
     assert page.count("data:image/png;base64,") == len(list(folder.glob("*.png"))) >= 3
     assert 'id="f-failed"' in page and 'data-status="passed"' in page
+
+
+def test_report_plots_off_draws_no_plot_and_loses_nothing_else(toy):
+    html = toy.path / "report.html"
+    result = toy.runpytest_subprocess(
+        "--backend", "fake", "--data-dir", "data", "--report-json", "out/run.json",
+        "--html", str(html), "--report-plots", "off",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()
+    record = read_json(toy.path / "out/run.json")
+    assert record["counts"]["scored"] == record["counts"]["expected"] > 0
+    assert not any(p.endswith(".png") for p in record["artifacts"])
+    page = html.read_text()
+    assert "data:image/png;base64," not in page and "toy/accuracy" in page

@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from tests.conftest import PROJECT_ADDOPTS
+
 MODES = {"serial": (), "xdist": ("-n", "2")}
 
 
@@ -26,9 +28,9 @@ def _project(pytester: pytest.Pytester, rows: list[dict] | None = None) -> None:
     (pytester.path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     pytester.makefile(
         ".toml",
-        pyproject="""
+        pyproject=f"""
         [tool.pytest.ini_options]
-        addopts = "--dist loadgroup"
+        addopts = "{PROJECT_ADDOPTS}"
 
         [tool.extractbench.gates]
         "kv/accuracy" = ">= 0.01"

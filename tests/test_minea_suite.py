@@ -11,7 +11,7 @@ from extractbench.suites.minea.needlegen import template_header, template_needle
 from extractbench.suites.minea.needles import write_needles
 from extractbench.suites.minea.schema import load_schema
 
-from tests.conftest import read_json
+from tests.conftest import PROJECT_ADDOPTS, read_json
 
 MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
 
@@ -57,7 +57,11 @@ def minea(pytester: pytest.Pytester) -> pytest.Pytester:
     pytester.makepyfile(
         test_minea="from extractbench.suites.minea.test_minea import test_minea  # noqa\n"
     )
-    pytester.makepyprojecttoml("[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n")
+    # TF-IDF similarity: the sentence encoder's load (about 10 s a run) only where it is tested
+    pytester.makepyprojecttoml(
+        f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n"
+        "[tool.extractbench.options.minea]\nencoder = 'tfidf'\n"
+    )
     folder = pytester.mkdir("data") / "minea"
     (folder / "haystacks").mkdir(parents=True)
     rows = []

@@ -11,7 +11,7 @@ import pytest
 from extractbench.plugins.outputs.plots import distribution_plot
 from extractbench.plugins.outputs.record_io import parse_record
 
-from tests.conftest import TOY_CONFTEST, TOY_SUITE, interruptible, read_json
+from tests.conftest import PROJECT_ADDOPTS, TOY_CONFTEST, TOY_SUITE, interruptible, read_json
 
 # the toy suite with a model that fails on every item
 FAILING_SUITE = TOY_SUITE.replace(
@@ -131,7 +131,7 @@ def test_gate_on_unknown_metric_is_a_usage_error(toy, mode):
 
 def test_pyproject_gate_on_unknown_suite_is_a_usage_error(toy):
     toy.makepyprojecttoml(
-        "[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n"
+        f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n"
         "[tool.extractbench.gates]\n'FDA/accuracy' = '>= 0.99'\n"
     )
     result, record = run(toy, [])
@@ -230,7 +230,7 @@ def test_collect_only_says_that_nothing_was_decided(toy):
 @pytest.mark.parametrize("mode", MODES)
 def test_pyproject_gates_apply(toy, mode):
     toy.makepyprojecttoml(
-        "[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n"
+        f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n"
         "[tool.extractbench.gates]\n'toy/accuracy' = '> 0.9'\n'fda/accuracy' = '>= 0.5'\n"
     )
     result, record = run(toy, mode)
@@ -497,6 +497,8 @@ def test_html_and_markdown_reports(toy, mode):
         str(md),
         "--gate",
         "toy/accuracy>=0.5",
+        "--report-plots",
+        "on",
     )
     assert result.ret == 0
     page = html.read_text()
@@ -559,7 +561,7 @@ def test_help_lists_every_option(toy):
 @pytest.mark.parametrize("mode", MODES)
 def test_default_caps_apply_unless_full_and_limit_never_enlarges(toy, mode):
     toy.makepyprojecttoml(
-        "[tool.pytest.ini_options]\naddopts = '--dist loadgroup'\n[tool.extractbench.limits]\ntoy = 4\n"
+        f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n[tool.extractbench.limits]\ntoy = 4\n"
     )
     _, capped = run(toy, mode)
     assert capped["counts"]["scored"] == 4

@@ -54,6 +54,8 @@ class Targets:
         markdown: the markdown summary (``--summary-md``).
         artifacts: write plots and the suites' own files beside the record (a live run,
             merge); False reuses the record's files (``extractbench report``).
+        plots: draw the plots of the run's metrics (``--report-plots``); False draws none
+            (the suites' own files are written either way).
         ctrf: the CTRF report (``--ctrf`` or ``--export ctrf=PATH``).
         every_eval_ever: the folder of the Every Eval Ever export (``--export
             every-eval-ever=DIR``).
@@ -67,6 +69,7 @@ class Targets:
     html: Path | None = None
     markdown: Path | None = None
     artifacts: bool = True
+    plots: bool = True
     ctrf: Path | None = None
     every_eval_ever: Path | None = None
     step_summary: StepSummary | None = None
@@ -114,7 +117,10 @@ def _images(
     record: RunRecord, targets: Targets, folder: Path, stem: str, facts: MetricFacts
 ) -> list[Path]:
     """The run's own plots: drawn for a live run or a merge; for ``extractbench report``
-    the record's files where they are still there, else drawn again."""
+    the record's files where they are still there, else drawn again; none with
+    ``--report-plots off``."""
+    if not targets.plots:
+        return []
     if targets.artifacts:
         return metric_plots(record, folder, stem, facts)
     existing = [Path(p) for p in record.artifacts if Path(p).is_file()]

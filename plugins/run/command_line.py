@@ -208,6 +208,14 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         "for $GITHUB_STEP_SUMMARY.",
     )
     group.addoption(
+        "--report-plots",
+        choices=("on", "off"),
+        default="on",
+        help="on (default): draw the plots of the run's metrics (PNG beside the record, "
+        "embedded in the HTML); off: draw none (matplotlib takes a few seconds a run); the "
+        "suites' own files (Table-QA heatmaps, MINEA's criteria) are written either way.",
+    )
+    group.addoption(
         "--report-json",
         metavar="PATH",
         default=None,

@@ -230,6 +230,7 @@ def _targets(
         junit=Path(taken["junit"]) if taken.get("junit") else None,
         html=Path(taken["html"]) if taken.get("html") else None,
         markdown=Path(md) if md else None,
+        plots=config.getoption("report_plots") == "on",
         **_export_targets(config),
     )
     problems = path_problems(
