@@ -197,7 +197,10 @@ def pytest_runtest_makereport(
         # the controller learns each suite's facts with its first item, so a run
         # interrupted before the workers finish still has them
         state.sent_suites.add(bench_item.suite)
-        report.extractbench_suite = {bench_item.suite: state.suites.get(bench_item.suite)}  # type: ignore[attr-defined]
+        facts = state.suites.get(bench_item.suite)
+        report.extractbench_suite = {  # type: ignore[attr-defined]
+            bench_item.suite: facts.model_dump() if facts is not None else None
+        }
     report.extractbench_item = entry  # type: ignore[attr-defined]
     if MODEL_LOADS:
         worker = getattr(item.config, "workerinput", {}).get("workerid")

@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 from extractbench.fixtures.nodes import bench_item_of
+from extractbench.plugins.outputs.record import LimitInfo
 from extractbench.plugins.run.command_suites import selected_suites
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.selection import stratified_limit
-from extractbench.plugins.run.state import USAGE_PREFIX, RunState
+from extractbench.plugins.run.state import USAGE_PREFIX, RunState, SuiteFacts
 from extractbench.suites import derived_cache
 from extractbench.suites.datasets.resolve import offline_from_env
 from extractbench.suites.datasets.verify import verify_suite_data
@@ -64,7 +64,7 @@ def _checked(name: str, items: Sequence[Item]) -> None:
 
 def _selected(
     cfg: RunConfig, suite: Suite, items: list[Item], wanted: set[str]
-) -> tuple[list[Item], dict[str, Any] | None]:
+) -> tuple[list[Item], LimitInfo | None]:
     """The items this run selects of ``items``, and the cap that applied."""
     if cfg.rescore is not None:  # exactly the record's items
         items = [it for it in items if it.id in wanted]
@@ -81,7 +81,7 @@ def _selected(
         items = stratified_limit(items, limit, suite.breakdown[0] if suite.breakdown else None)
     if cfg.shard is not None:  # whole groups, after the limit
         items = [it for it in items if cfg.shard.holds(it.group)]
-    return items, ({"value": limit, "source": source} if limit is not None else None)
+    return items, (LimitInfo(value=limit, source=source) if limit is not None else None)
 
 
 def parametrize_suite(
@@ -137,13 +137,13 @@ def parametrize_suite(
         raise _collect_error(name, str(exc)) from None
     _checked(name, data.items)
     items, limit = _selected(cfg, suite, data.items, wanted)
-    state.suites[name] = {
-        "breakdown": list(suite.breakdown),
-        "items_total": len(data.items),
-        "items_selected": len(items),
-        "limit": limit,
-        "notes": data.notes,
-    }
+    state.suites[name] = SuiteFacts(
+        breakdown=list(suite.breakdown),
+        items_total=len(data.items),
+        items_selected=len(items),
+        limit=limit,
+        notes=data.notes,
+    )
     metafunc.parametrize(
         "bench_item",
         [pytest.param(it, id=it.id, marks=pytest.mark.xdist_group(it.group)) for it in items],
@@ -173,8 +173,8 @@ def count_running(state: RunState, items: Sequence[pytest.Item]) -> None:
         bench_item = bench_item_of(item)
         if isinstance(bench_item, Item) and bench_item.suite in running:
             running[bench_item.suite] += 1
-    for name, info in state.suites.items():
-        dropped = (info["items_selected"] or 0) - running[name]
+    for name, facts in state.suites.items():
+        dropped = (facts.items_selected or 0) - running[name]
         if dropped:  # a part of the suite, or all of it: the gates would see a subset
-            info["items_deselected"] = dropped
-        info["items_selected"] = running[name]
+            facts.items_deselected = dropped
+        facts.items_selected = running[name]

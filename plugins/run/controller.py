@@ -22,7 +22,7 @@ import pytest
 from extractbench.fixtures.models.core_share import CORE_SHARE_KEY, shares_cores
 from extractbench.fixtures.models.redact import redact_text
 from extractbench.fixtures.plugin import ModelSetup, workers
-from extractbench.plugins.outputs.record import ItemEntry
+from extractbench.plugins.outputs.record import Crash, ItemEntry, OtherTest
 from extractbench.plugins.outputs.terminal import summary_lines
 from extractbench.plugins.outputs.write import Written
 from extractbench.plugins.run.config import RunConfig
@@ -36,7 +36,7 @@ from extractbench.plugins.run.crashes import (
 from extractbench.plugins.run.data import prepare_data, select_suites
 from extractbench.plugins.run.finish import finish_run, is_benchmark_run
 from extractbench.plugins.run.progress import Heartbeat, Progress
-from extractbench.plugins.run.state import USAGE_PREFIX, RunState
+from extractbench.plugins.run.state import USAGE_PREFIX, RunState, SuiteFacts
 from extractbench.suites.locks import OutputBusy, OutputLocks
 
 __all__ = ["Controller", "WORKER_OUTPUT_KEY"]
@@ -199,9 +199,9 @@ class Controller:
         message = crash_message(worker, crashitem, fault)
         item_id = _item_id(crashitem)
         self.state.crashes.append(
-            {"item": item_id, "nodeid": crashitem, "worker": worker, "message": message,
-             "signal": fault.get("signal"), "frame": fault.get("frame"),
-             "library": fault.get("library"), "fault_report": fault.get("report", "")}
+            Crash(item=item_id, nodeid=crashitem, worker=worker, message=message,
+                  signal=fault.get("signal"), frame=fault.get("frame"),
+                  library=fault.get("library"), fault_report=fault.get("report", ""))
         )  # fmt: skip
         self.state.crashed_ids.add(item_id)
         self.state.items[item_id] = ItemEntry.model_validate(
@@ -221,19 +221,19 @@ class Controller:
             return
         seen = self.state.other_tests.get(report.nodeid)
         if report.when == "call" or report.failed or (report.skipped and seen is None):
-            if seen is not None and seen["outcome"] == "failed":
+            if seen is not None and seen.outcome == "failed":
                 return
-            self.state.other_tests[report.nodeid] = {
-                "nodeid": report.nodeid,
-                "outcome": "failed" if report.failed else report.outcome,
-                "duration_s": round(float(report.duration), 3),
-                "error": _error_line(report) if report.failed else None,
-            }
+            self.state.other_tests[report.nodeid] = OtherTest(
+                nodeid=report.nodeid,
+                outcome="failed" if report.failed else report.outcome,
+                duration_s=round(float(report.duration), 3),
+                error=_error_line(report) if report.failed else None,
+            )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         for name, info in (getattr(report, "extractbench_suite", None) or {}).items():
-            if info is not None:
-                self.state.suites.setdefault(name, info)
+            if info is not None and name not in self.state.suites:
+                self.state.suites[name] = SuiteFacts.model_validate(info)
         for event in getattr(report, "extractbench_events", None) or ():
             self.progress.event(event)
         entry = getattr(report, "extractbench_item", None)
@@ -242,7 +242,7 @@ class Controller:
             return
         if entry["id"] in self.state.crashed_ids:
             return
-        totals = {name: info.get("items_selected") for name, info in self.state.suites.items()}
+        totals = {name: facts.items_selected for name, facts in self.state.suites.items()}
         self.progress.item(entry, report.duration, totals, report.nodeid)
         if entry["id"] not in self.state.items or report.failed:
             self.state.items[entry["id"]] = ItemEntry.model_validate(entry)
@@ -282,7 +282,8 @@ class Controller:
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", {}) or {}
         for name, info in output.get(WORKER_OUTPUT_KEY, {}).items():
-            self.state.suites.setdefault(name, info)
+            if name not in self.state.suites:
+                self.state.suites[name] = SuiteFacts.model_validate(info)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

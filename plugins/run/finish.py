@@ -14,7 +14,7 @@ from extractbench.plugins.outputs.junit import verdict_cases
 from extractbench.plugins.outputs.write import Written
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.run_record import build_record
-from extractbench.plugins.run.state import RunState
+from extractbench.plugins.run.state import RunState, SuiteFacts
 
 from extractbench import plugins
 
@@ -36,10 +36,7 @@ def _placeholders(state: RunState) -> None:
             if name in state.skipped
             else {"warning_no_facts": "the run ended before this suite's facts arrived"}
         )
-        state.suites[name] = {
-            "breakdown": [], "items_total": None, "items_selected": None, "limit": None,
-            "notes": note,
-        }  # fmt: skip
+        state.suites[name] = SuiteFacts(notes=note)
 
 
 def _report_cases(config: pytest.Config, written: Written) -> None:

@@ -73,9 +73,9 @@ def selection_of(cfg: RunConfig, state: RunState) -> Selection:
         if error.startswith(f"{name}: ")
     }
     deselected = {
-        name: int(info["items_deselected"])
-        for name, info in state.suites.items()
-        if info.get("items_deselected")
+        name: facts.items_deselected
+        for name, facts in state.suites.items()
+        if facts.items_deselected
     }
     return Selection(
         suites=list(state.selected), skipped=dict(state.skipped), unloaded=unloaded,
@@ -85,7 +85,7 @@ def selection_of(cfg: RunConfig, state: RunState) -> Selection:
 
 
 def _expected(state: RunState) -> int:
-    known = [info.get("items_selected") for info in state.suites.values()]
+    known = [facts.items_selected for facts in state.suites.values()]
     expected = sum(n or 0 for n in known)
     if state.collected and (not state.suites or None in known):
         # -n: interrupted before every suite's facts arrived; a skipped suite's one
@@ -142,10 +142,7 @@ def build_record(
     and answers redacted at source; :func:`plugins.outputs.write_outputs` masks the
     secrets once more in every file)."""
     items = [_redacted(state.items[key]) for key in sorted(state.items)]
-    suites = {
-        name: {k: v for k, v in info.items() if k != "items_deselected"}
-        for name, info in state.suites.items()
-    }
+    suites = {name: facts.record_info() for name, facts in state.suites.items()}
     model, judge = _model_sections(cfg, setup)
     facts: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -157,8 +154,8 @@ def build_record(
         "interrupted": state.interrupted,
         "stopped": state.stopped,
         "usage_errors": list(state.usage_errors),
-        "crashes": list(state.crashes),
-        "other_tests": [state.other_tests[k] for k in sorted(state.other_tests)],
+        "crashes": [crash.model_dump() for crash in state.crashes],
+        "other_tests": [state.other_tests[k].model_dump() for k in sorted(state.other_tests)],
         "suites_skipped": dict(state.skipped),
         "warnings": list(cfg.settings.warnings),
         "data": state.data,

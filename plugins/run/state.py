@@ -11,13 +11,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from extractbench.plugins.outputs.record import ItemEntry
+from extractbench.plugins.outputs.record import Crash, ItemEntry, OtherTest, SuiteInfo
 from extractbench.suites.item import Item, SuiteData
 
-__all__ = ["RunState", "STATE_KEY", "USAGE_PREFIX"]
+__all__ = ["RunState", "STATE_KEY", "SuiteFacts", "USAGE_PREFIX"]
 
 # Collection errors with this prefix are usage errors the controller reports (exit 4).
 USAGE_PREFIX = "extractbench usage error: "
+
+
+class SuiteFacts(SuiteInfo):
+    """A suite's facts in the run state: the record's :class:`SuiteInfo` and the number of
+    its selected items that ``-k``, ``-m``, ``--deselect`` or ``--lf`` left out (the
+    record keeps that in its selection). An xdist worker sends it as a plain dict
+    (:meth:`model_dump`); the controller validates it on arrival."""
+
+    items_deselected: int = 0
+
+    def record_info(self) -> dict[str, Any]:
+        """The record's section of this suite (:class:`SuiteInfo`'s fields), as plain
+        values: the record's facts are redacted as JSON before they are validated."""
+        return self.model_dump(exclude={"items_deselected"})
 
 
 @dataclass
@@ -29,14 +43,15 @@ class RunState:
         excluded: suites a ``--rescore`` record lacks (their tests are deselected).
         skipped: ``--skip-missing-data``: suite -> why.
         loaded: suite -> its loaded data (this process).
-        suites: suite -> facts for the record (breakdown, items total and selected,
+        suites: suite -> its facts for the record (breakdown, items total and selected,
             limit, notes, items deselected by ``-k``/``-m``/``--deselect``/``--lf``).
         collected: items a worker collected (xdist controller; before suites arrive).
         items: item id -> its record entry (the record's typed model, checked as it
             arrives).
         other_tests: node id -> the record entry of a test that is not an item.
+        crashes: the record's entries of the processes that died running an item;
+            ``crashed_ids`` their items.
         usage_errors: one line each (exit 4).
-        crashes: processes that died running an item; ``crashed_ids`` their items.
         interrupted: ``SIGINT`` or ``SIGTERM``; ``signal``: the one our handler caught.
         stopped: why the run was stopped early (circuit breaker, ...).
         data: data provenance for the record.
@@ -50,12 +65,12 @@ class RunState:
     excluded: set[str] = field(default_factory=set)
     skipped: dict[str, str] = field(default_factory=dict)
     loaded: dict[str, SuiteData] = field(default_factory=dict)
-    suites: dict[str, dict[str, Any]] = field(default_factory=dict)
+    suites: dict[str, SuiteFacts] = field(default_factory=dict)
     collected: int = 0
     items: dict[str, ItemEntry] = field(default_factory=dict)
-    other_tests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    other_tests: dict[str, OtherTest] = field(default_factory=dict)
     usage_errors: list[str] = field(default_factory=list)
-    crashes: list[dict[str, Any]] = field(default_factory=list)
+    crashes: list[Crash] = field(default_factory=list)
     crashed_ids: set[str] = field(default_factory=set)
     interrupted: str | None = None
     signal: str | None = None

@@ -58,4 +58,6 @@ class Worker:
 
     def pytest_sessionfinish(self) -> None:
         core_share.leave()
-        self.config.workeroutput[WORKER_OUTPUT_KEY] = self.state.suites  # type: ignore[attr-defined]
+        self.config.workeroutput[WORKER_OUTPUT_KEY] = {  # type: ignore[attr-defined]
+            name: facts.model_dump() for name, facts in self.state.suites.items()
+        }
