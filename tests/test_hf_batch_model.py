@@ -38,10 +38,11 @@ def hf():
     require_installed("transformers", "torch")
     from extractbench.fixtures.models.hf import HFBackend
     from extractbench.fixtures.models.hf_settings import parse_hf_settings
-    from extractbench.suites.model_files import default_model_path
+    from extractbench.suites.model_files import default_model_path, file_sha256
 
+    path = default_model_path()  # with its digest: transformers' conversion is kept and reused
     return HFBackend(
-        default_model_path(), n_threads=1, settings=parse_hf_settings(prefix_reuse="off")
+        path, n_threads=1, settings=parse_hf_settings(prefix_reuse="off"), sha256=file_sha256(path)
     )
 
 

@@ -74,7 +74,13 @@ def step_summary_markdown(
         text = summary_markdown(record, (), None, lines)
         if _fits(text, room):
             return before + text
-    keep = text.splitlines(keepends=True)
-    while keep and not _fits("".join(keep) + note, room):
-        keep.pop()
-    return before + ("".join(keep) + note if _fits(note, room) else "")
+    budget = room - len(note.encode("utf-8"))
+    if budget < 0:
+        return before
+    kept, used = [], 0  # the longest run of whole lines from the top that fits with the note
+    for line in text.splitlines(keepends=True):
+        used += len(line.encode("utf-8"))
+        if used > budget:
+            break
+        kept.append(line)
+    return before + "".join(kept) + note
