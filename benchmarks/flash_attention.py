@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from extractbench.fixtures.data import require_data_dir  # noqa: E402
 from extractbench.fixtures.models.llama_cpp import LlamaCppBackend  # noqa: E402
-from extractbench.fixtures.models.llama_gpu import parse_llama_settings  # noqa: E402
+from extractbench.fixtures.models.llama_gpu import LlamaCppOptions  # noqa: E402
 from extractbench.fixtures.models.llama_vocab import count_prompt_tokens  # noqa: E402
 from extractbench.fixtures.models.routing import routing  # noqa: E402
 from extractbench.plugins.run.selection import stratified_limit  # noqa: E402
@@ -151,7 +151,7 @@ def main() -> None:
             path,
             n_ctx=20480,
             n_threads=args.threads,
-            settings=parse_llama_settings(n_gpu_layers="0", flash_attn=mode),
+            settings=LlamaCppOptions(n_gpu_layers="0", flash_attn=mode),
         )
         for mode in MODES
     }

@@ -169,9 +169,9 @@ class Log:
 
 def llama_backend(path: Path, threads: int, layers: str) -> Any:
     from extractbench.fixtures.models.llama_cpp import LlamaCppBackend
-    from extractbench.fixtures.models.llama_gpu import parse_llama_settings
+    from extractbench.fixtures.models.llama_gpu import LlamaCppOptions
 
-    settings = parse_llama_settings(n_gpu_layers=layers)
+    settings = LlamaCppOptions(n_gpu_layers=layers)
     return LlamaCppBackend(path, n_ctx=4096, n_threads=threads, settings=settings)
 
 
@@ -217,10 +217,10 @@ def in_process_rows(path: Path, items: list, args: argparse.Namespace, log: Log)
         runners[name] = lambda g, b=backend: llama_group(b, g)
     if "hf" not in args.skip:
         from extractbench.fixtures.models.hf import HFBackend
-        from extractbench.fixtures.models.hf_settings import parse_hf_settings
+        from extractbench.fixtures.models.hf_settings import HFOptions
 
         start = time.perf_counter()
-        settings = parse_hf_settings(device=args.device, dtype=args.dtype)
+        settings = HFOptions(device=args.device, dtype=args.dtype)
         hf = HFBackend(path, n_threads=args.threads, settings=settings)
         loaded = round(time.perf_counter() - start, 1)
         base = hf.placement

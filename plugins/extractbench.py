@@ -25,7 +25,7 @@ from collections.abc import Generator
 from pathlib import Path
 
 import pytest
-from extractbench.fixtures.models.registry import backend_names
+from extractbench.fixtures.models.registry import backend_names, installed_backends
 from extractbench.fixtures.models.replay import ReplayData
 from extractbench.fixtures.models.wrappers import MODEL_LOADS, recording_calls
 from extractbench.fixtures.nodes import bench_item_of
@@ -37,10 +37,12 @@ from extractbench.plugins.run.command_suites import selected_suites
 from extractbench.plugins.run.config import CONFIG_KEY, run_config
 from extractbench.plugins.run.controller import Controller
 from extractbench.plugins.run.item_record import ItemRecorder, redact_report, report_entry
+from extractbench.plugins.run.model_command_line import add_hardware_options
 from extractbench.plugins.run.state import STATE_KEY, RunState
 from extractbench.plugins.run.supervisor import Journal, should_supervise, supervise, take_journal
 from extractbench.plugins.run.worker import Worker
 from extractbench.suites.item import Item
+from extractbench.suites.model_files import ModelFileError
 from extractbench.suites.registry import Registry, RegistryError, entry_point_suites
 
 # The model and data fixtures, and the fixture that runs one item.
@@ -50,7 +52,11 @@ RECORDER_KEY = pytest.StashKey[ItemRecorder]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    group = add_options(parser, backend_names())
+    try:
+        kinds = installed_backends()
+    except ModelFileError:
+        kinds = {}  # pytest_configure reports it as a usage error
+    group = add_options(parser, tuple(kinds) or backend_names())
     parser.addini(
         "extractbench_gates",
         type="linelist",
@@ -65,6 +71,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     for suite in suites:
         if suite.add_options is not None:
             suite.add_options(group)  # a suite's own options (MINEA: --needles)
+    add_hardware_options(group, kinds)  # last: a backend cannot take the harness's names
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:

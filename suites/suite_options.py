@@ -19,6 +19,7 @@ __all__ = [
     "option_names",
     "dump_options",
     "describe_options",
+    "problem",
     "truthy",
 ]
 
@@ -45,7 +46,7 @@ def truthy(text: object) -> bool:
     return str(text).strip().lower() not in ("", *_FALSE)
 
 
-def _fields(cls: type[SuiteOptions]) -> dict[str, Any]:
+def _fields(cls: type[BaseModel]) -> dict[str, Any]:
     """Option name -> pydantic field: a field's alias is its option name (``minea.schema``
     is the field ``schema_file``: ``schema`` is a pydantic model's own attribute)."""
     return {field.alias or name: field for name, field in cls.model_fields.items()}
@@ -79,8 +80,10 @@ def _bare(annotation: Any) -> Any:
     return annotation
 
 
-def _problem(error: Mapping[str, Any], cls: type[SuiteOptions]) -> str:
-    """One pydantic error as what the value must be (``must be int``, ``must be >= 0``)."""
+def problem(error: Mapping[str, Any], cls: type[BaseModel]) -> str:
+    """One pydantic error of validating ``cls`` (an item of ``ValidationError.errors()``)
+    as what the value must be (``must be int``, ``must be >= 0``, ``must be one of a, b``,
+    or a validator's own message)."""
     kind, ctx = str(error["type"]), error.get("ctx") or {}
     field = _fields(cls).get(str(error["loc"][0])) if error["loc"] else None
     bare = _bare(field.annotation) if field is not None else None
@@ -131,8 +134,8 @@ def parse_options(suite: str, cls: type[T], values: Mapping[str, Any] | T | None
         error = exc.errors()[0]
         if error["loc"]:
             key = str(error["loc"][0])
-            raise DataError(f"{suite}.{key}={values.get(key)}: {_problem(error, cls)}") from None
-        raise DataError(f"{suite} options: {_problem(error, cls)}") from None
+            raise DataError(f"{suite}.{key}={values.get(key)}: {problem(error, cls)}") from None
+        raise DataError(f"{suite} options: {problem(error, cls)}") from None
 
 
 def describe_options(cls: type[SuiteOptions]) -> list[dict[str, Any]]:

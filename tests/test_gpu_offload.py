@@ -5,16 +5,16 @@ description, and the CPU build's own behaviour."""
 from __future__ import annotations
 
 import pytest
+from extractbench.fixtures.models.backend_options import parse_backend_options
 from extractbench.fixtures.models.gpus import Gpu
 from extractbench.fixtures.models.llama_gpu import (
     CPU_DEFAULTS,
     CUDA_BUILD_COMMAND,
-    LlamaCppSettings,
+    LlamaCppOptions,
     OffloadUnavailable,
     decide_offload,
     describe_llama,
     fingerprint_tag,
-    parse_llama_settings,
     parse_load_log,
     supports_gpu_offload,
 )
@@ -27,7 +27,7 @@ from extractbench.suites.model import SettingsError
      ("12", True, 12), ("0", True, 0), ("0", False, 0)],
 )  # fmt: skip
 def test_offload_decision_follows_the_build(layers, supported, expected):
-    offload = decide_offload(parse_llama_settings(n_gpu_layers=layers), supported)
+    offload = decide_offload(LlamaCppOptions(n_gpu_layers=layers), supported)
     assert offload.n_gpu_layers == expected
     assert offload.supported is supported
 
@@ -35,7 +35,7 @@ def test_offload_decision_follows_the_build(layers, supported, expected):
 @pytest.mark.parametrize("layers", ["1", "all", "99"])
 def test_gpu_layers_on_a_build_without_offload_name_the_cuda_build(layers):
     with pytest.raises(OffloadUnavailable) as info:
-        decide_offload(parse_llama_settings(n_gpu_layers=layers), supported=False)
+        decide_offload(LlamaCppOptions(n_gpu_layers=layers), supported=False)
     message = str(info.value)
     assert "\n" not in message
     assert message.startswith(f"--n-gpu-layers {layers}: ")
@@ -46,25 +46,27 @@ def test_gpu_layers_on_a_build_without_offload_name_the_cuda_build(layers):
 @pytest.mark.parametrize(
     ("kwargs", "fragment"),
     [({"n_gpu_layers": "some"}, "--n-gpu-layers some"), ({"n_gpu_layers": "-2"}, "-2"),
-     ({"flash_attn": "yes"}, "--flash-attn yes: choose one of on, off, auto"),
-     ({"n_ubatch": "0"}, "--n-ubatch 0: must be at least 1"),
-     ({"main_gpu": "x"}, "--main-gpu x: not a whole number")],
+     ({"flash_attn": "yes"}, "--flash-attn yes: must be one of on, off, auto"),
+     ({"n_ubatch": "0"}, "--n-ubatch 0: must be >= 1"),
+     ({"main_gpu": "x"}, "--main-gpu x: must be int"),
+     ({"main_gpu": "-1"}, "--main-gpu -1: must be >= 0"),
+     ({"n_ctx": "8"}, "--n-ctx: not an option of this backend")],
 )  # fmt: skip
 def test_bad_values_are_one_line_errors(kwargs, fragment):
     with pytest.raises(SettingsError, match=fragment) as info:
-        parse_llama_settings(**kwargs)
+        parse_backend_options(LlamaCppOptions, kwargs)
     assert "\n" not in str(info.value)
 
 
 def test_fingerprint_is_untagged_only_for_the_numerics_before_these_settings():
     off = decide_offload(CPU_DEFAULTS, False)
     assert fingerprint_tag(CPU_DEFAULTS, off) == ""
-    default = parse_llama_settings()  # on a CPU build: the CPU numerics, untagged
+    default = LlamaCppOptions()  # on a CPU build: the CPU numerics, untagged
     assert fingerprint_tag(default, decide_offload(default, False)) == ""
     assert fingerprint_tag(default, decide_offload(default, True)) == ":fa=auto:ngl=all"
-    on = parse_llama_settings(flash_attn="on")
+    on = LlamaCppOptions(flash_attn="on")
     assert fingerprint_tag(on, decide_offload(on, False)) == ":fa=on"
-    ub = parse_llama_settings(flash_attn="off", n_ubatch=2048)
+    ub = LlamaCppOptions(flash_attn="off", n_ubatch=2048)
     assert fingerprint_tag(ub, decide_offload(ub, False)) == ":ub=2048"
 
 
@@ -88,11 +90,11 @@ def test_description_names_each_gpu_or_cpu():
         Gpu(0, "CUDA0: NVIDIA H100", 81559, 80000, "llama.cpp"),
         Gpu(1, "CUDA1: NVIDIA H100", 81559),
     ]
-    one = LlamaCppSettings(n_gpu_layers="8", main_gpu=1)
+    one = LlamaCppOptions(n_gpu_layers="8", main_gpu=1)
     described = describe_llama(one, decide_offload(one, True), 19, gpus)
     assert described["layers_offloaded"] == "8/19" and described["n_gpu_layers"] == "8"
     assert [d["name"] for d in described["devices"]] == ["CUDA1: NVIDIA H100"]
-    auto = parse_llama_settings()
+    auto = LlamaCppOptions()
     on_cpu = describe_llama(auto, decide_offload(auto, False), 19, [])
     assert on_cpu["devices"] == "cpu" and on_cpu["layers_offloaded"] == "0/19"
     assert on_cpu["offload_supported"] is False and on_cpu["flash_attn"] == "off"
@@ -112,15 +114,15 @@ def test_this_cpu_build_runs_auto_on_the_cpu_and_refuses_layers():
 
     if supports_gpu_offload():
         pytest.skip("this llama-cpp-python build offloads: the CPU-build behaviour is not testable")
-    backend = LlamaCppBackend(default_gguf, n_ctx=512, n_threads=1, settings=parse_llama_settings())
+    backend = LlamaCppBackend(default_gguf, n_ctx=512, n_threads=1, settings=LlamaCppOptions())
     described = backend.describe()
     assert described["offload"].startswith("auto: none") and described["layers_offloaded"] is None
     assert described["flash_attn"] == "off" and described["flash_attn_resolved"] == "disabled"
     on = LlamaCppBackend(
-        default_gguf, n_ctx=512, n_threads=1, settings=parse_llama_settings(flash_attn="on")
+        default_gguf, n_ctx=512, n_threads=1, settings=LlamaCppOptions(flash_attn="on")
     )
     assert on.describe()["flash_attn_resolved"] == "enabled"
     with pytest.raises(OffloadUnavailable, match="CMAKE_ARGS"):
         LlamaCppBackend(
-            default_gguf, n_ctx=512, n_threads=1, settings=parse_llama_settings(n_gpu_layers="1")
+            default_gguf, n_ctx=512, n_threads=1, settings=LlamaCppOptions(n_gpu_layers="1")
         )

@@ -4,6 +4,7 @@ out-of-memory error, per-row stopping, the prefix split point."""
 from __future__ import annotations
 
 import pytest
+from extractbench.fixtures.models.backend_options import parse_backend_options
 from extractbench.fixtures.models.hf_batch import (
     BatchOutOfMemory,
     StopEach,
@@ -13,8 +14,8 @@ from extractbench.fixtures.models.hf_batch import (
 )
 from extractbench.fixtures.models.hf_prefix import MIN_SHARED, split_point
 from extractbench.fixtures.models.hf_settings import (
+    HFOptions,
     fingerprint_tag,
-    parse_hf_settings,
     resolve_placement,
 )
 from extractbench.suites.model import SettingsError
@@ -101,13 +102,11 @@ def test_split_point_is_the_shared_tokens_but_never_the_whole_prompt():
 
 
 def test_settings_parse_and_resolve_without_a_gpu():
-    default = parse_hf_settings()
+    default = HFOptions()
     cpu = resolve_placement(default, cuda_devices=0, mps=False, bf16=False)
     assert (cpu.device, cpu.dtype, cpu.batch_size, cpu.prefix_reuse) == ("cpu", "float32", 1, True)
     assert fingerprint_tag(cpu) == ":reuse"
-    batched = resolve_placement(
-        parse_hf_settings(batch_size="auto"), cuda_devices=2, mps=False, bf16=True
-    )
+    batched = resolve_placement(HFOptions(batch_size="auto"), cuda_devices=2, mps=False, bf16=True)
     assert (batched.device, batched.dtype, batched.batch_size) == ("cuda:0", "bfloat16", None)
     assert not batched.prefix_reuse and fingerprint_tag(batched) == ":cuda:bfloat16:batch=auto"
     gguf = resolve_placement(default, cuda_devices=1, mps=True, bf16=True, gguf=True)
@@ -116,11 +115,11 @@ def test_settings_parse_and_resolve_without_a_gpu():
     assert resolve_placement(default, cuda_devices=0, mps=True, bf16=False, gguf=True).dtype == (
         "float32"
     )
-    explicit = parse_hf_settings(dtype="bfloat16")
+    explicit = HFOptions(dtype="bfloat16")
     assert resolve_placement(explicit, cuda_devices=1, mps=False, bf16=True, gguf=True).dtype == (
         "bfloat16"
     )
-    before = parse_hf_settings("cpu", "float32", "1", "off")
+    before = HFOptions(device="cpu", dtype="float32", batch_size=1, prefix_reuse="off")
     assert fingerprint_tag(resolve_placement(before, cuda_devices=0, mps=False, bf16=False)) == ""
 
 
@@ -130,13 +129,13 @@ def test_settings_parse_and_resolve_without_a_gpu():
      ({"device": "cuda:2"}, {"cuda_devices": 2}, "only 2 CUDA GPU(s) visible"),
      ({"device": "mps"}, {}, "--device mps: this torch has no MPS"),
      ({"device": "tpu"}, None, "--device tpu: choose auto, cpu"),
-     ({"dtype": "int8"}, None, "--dtype int8: choose one of"),
+     ({"dtype": "int8"}, None, "--dtype int8: must be one of auto, float32"),
      ({"batch_size": "0"}, None, "--batch-size 0: choose a number"),
      ({"batch_size": "4", "prefix_reuse": "on"}, None, "use it with --batch-size 1")],
 )  # fmt: skip
 def test_impossible_settings_are_one_line_errors(kwargs, machine, fragment):
     with pytest.raises(SettingsError) as info:
-        settings = parse_hf_settings(**kwargs)
+        settings = parse_backend_options(HFOptions, kwargs)
         found = {"cuda_devices": 0, "mps": False, "bf16": False, **(machine or {})}
         resolve_placement(settings, torch_version="2.x", **found)
     assert fragment in str(info.value) and "\n" not in str(info.value)

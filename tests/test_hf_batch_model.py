@@ -37,12 +37,12 @@ def requests() -> list[Request]:
 def hf():
     require_installed("transformers", "torch")
     from extractbench.fixtures.models.hf import HFBackend
-    from extractbench.fixtures.models.hf_settings import parse_hf_settings
+    from extractbench.fixtures.models.hf_settings import HFOptions
     from extractbench.suites.model_files import default_model_path, file_sha256
 
     path = default_model_path()  # with its digest: transformers' conversion is kept and reused
     return HFBackend(
-        path, n_threads=1, settings=parse_hf_settings(prefix_reuse="off"), sha256=file_sha256(path)
+        path, n_threads=1, settings=HFOptions(prefix_reuse="off"), sha256=file_sha256(path)
     )
 
 

@@ -114,27 +114,39 @@ def test_live_report_and_rescore_agree(toy, mode, scenario, capsys):
 TOY_BACKEND = '''
 from dataclasses import replace
 
+from pydantic import Field
+
+from extractbench.fixtures.models.backend_options import BackendOptions
 from extractbench.fixtures.models.fake import FakeBackend
 from extractbench.fixtures.models.registry import BackendKind
 from extractbench.suites.model import Capabilities, Generation, ModelInfo
 
 
+class ShoutOptions(BackendOptions):
+    exclaim: int = Field(0, ge=0, le=3, description="exclamation marks after each answer")
+
+
 class Shouting(FakeBackend):
     """The fake model, answering in capitals."""
 
+    def __init__(self, exclaim):
+        super().__init__()
+        self.exclaim = exclaim
+
     def generate(self, prompt, **kwargs):
         out = super().generate(prompt, **kwargs)
-        return replace(out, text=out.text.upper())
+        return replace(out, text=out.text.upper().rstrip() + "!" * self.exclaim)
 
 
 TOY = BackendKind(
     name="toy-shout",
     resolve=lambda spec, model: spec,
     info=lambda spec: ModelInfo("shouting-lookup", "toy-shout", "", ""),
-    fingerprint=lambda spec: f"toy-shout:seed={spec.seed}",
-    load=lambda spec, items: Shouting(),
+    fingerprint=lambda spec: f"toy-shout:seed={spec.seed}:exclaim={spec.options.exclaim}",
+    load=lambda spec, items: Shouting(spec.options.exclaim),
     capabilities=lambda spec, items: Capabilities(),
     description="the fake model in capitals",
+    options=ShoutOptions,
 )
 '''
 
@@ -149,7 +161,7 @@ def test_a_third_party_backend_installs_through_the_entry_point(toy, monkeypatch
     env = os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
     monkeypatch.setenv("PYTHONPATH", env)
     result = toy.runpytest_subprocess("--help")
-    result.stdout.fnmatch_lines(["*--backend*"])
+    result.stdout.fnmatch_lines(["*--backend*", "*--exclaim=INT*toy-shout: exclamation marks*"])
     assert "toy-shout" in result.stdout.str()
     result = toy.runpytest_subprocess(
         "--backend", "toy-shout", "--data-dir", "data", "--report-json", "r.json", "-n", "2",
@@ -157,8 +169,26 @@ def test_a_third_party_backend_installs_through_the_entry_point(toy, monkeypatch
     record = read_json(toy.path / "r.json")
     assert result.ret == 0, result.stdout.str()
     assert record["model"]["backend"] == "toy-shout"
-    assert record["model"]["fingerprint"] == "toy-shout:seed=0"
+    assert record["model"]["fingerprint"] == "toy-shout:seed=0:exclaim=0"
+    assert record["model"]["options"] == {"exclaim": 0}
     predictions = [it["prediction"] for it in record["items"]]
     assert predictions and all(p == p.upper() for p in predictions)
     assert any(p.strip() == "ACME 3" for p in predictions)
     assert record["aggregates"]["toy/accuracy"]["mean"] > 0  # the toy's check ignores case
+    # Its own option, parsed by its class and carried to its backend.
+    toy.runpytest_subprocess(
+        "--backend", "toy-shout", "--exclaim", "2", "--data-dir", "data", "--report-json", "x.json"
+    )  # fmt: skip
+    record = read_json(toy.path / "x.json")
+    assert record["model"]["options"] == {"exclaim": 2}
+    assert record["model"]["fingerprint"] == "toy-shout:seed=0:exclaim=2"
+    assert all(it["prediction"].endswith("!!") for it in record["items"])
+    for args, needle in [
+        (["--backend", "toy-shout", "--exclaim", "9"], "--exclaim 9: must be <= 3"),
+        (["--backend", "toy-shout", "--exclaim", "x"], "--exclaim x: must be int"),
+        (["--backend", "fake", "--exclaim", "1"], "applies to --backend toy-shout in process"),
+        (["--backend", "toy-shout", "--batch-size", "2"], "applies to --backend hf in process"),
+    ]:
+        result = toy.runpytest_subprocess(*args, "--data-dir", "data")
+        errors = [line for line in result.stderr.lines if line.startswith("ERROR:")]
+        assert result.ret == 4 and len(errors) == 1 and needle in errors[0], result.stderr.str()

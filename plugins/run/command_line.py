@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
-from extractbench.plugins.run.model_command_line import add_hardware_options, add_model_options
+from extractbench.plugins.run.model_command_line import add_model_options
 from extractbench.plugins.run.supervisor import CRASH_GUARD_MODES
 
 __all__ = ["add_options"]
@@ -17,7 +17,8 @@ __all__ = ["add_options"]
 
 def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.OptionGroup:
     """Add extractbench's options to pytest's parser (called from ``pytest_addoption``);
-    return the group, where the suites add their own (``Suite.add_options``).
+    return the group, where the suites add their own (``Suite.add_options``) and the
+    backends theirs (:func:`plugins.run.model_command_line.add_hardware_options`).
 
     Args:
         parser: pytest's parser.
@@ -29,7 +30,6 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         "and metrics: extractbench suites)",
     )
     add_model_options(group, backends)
-    add_hardware_options(group)
     group.addoption(
         "--allow-subset",
         action="store_true",

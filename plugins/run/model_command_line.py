@@ -7,12 +7,15 @@ Parsed once at configure into :class:`fixtures.models.model_options.ModelOptions
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pytest
-from extractbench.fixtures.models.hf_settings import DTYPES, REUSE_MODES
-from extractbench.fixtures.models.llama_gpu import FLASH_ATTN_MODES
-from extractbench.fixtures.models.registry import DEFAULT_BACKEND
+from extractbench.fixtures.models.backend_options import (
+    backend_option_owners,
+    option_flag,
+    option_metavar,
+)
+from extractbench.fixtures.models.registry import DEFAULT_BACKEND, BackendKind
 from extractbench.fixtures.models.repack import REPACK_MODES
 
 __all__ = ["add_model_options", "add_hardware_options"]
@@ -205,75 +208,29 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
     )
 
 
-def add_hardware_options(group: pytest.OptionGroup) -> None:
-    """GPU offload and batching (llama.cpp, transformers) and one GPU per worker. Their
-    default None means "not given": the backend's default, and no complaint when the
-    option belongs to another backend."""
-    group.addoption(
-        "--n-gpu-layers",
-        default=None,
-        metavar="N|all|auto",
-        help="llama-cpp: layers offloaded to the GPU. auto (default): all when this "
-        "llama-cpp-python build can offload (llama_supports_gpu_offload()), else 0. A number "
-        "or all on a build without offload is a usage error naming the CUDA build command.",
-    )
-    group.addoption(
-        "--main-gpu",
-        default=None,
-        type=int,
-        metavar="I",
-        help="llama-cpp: the GPU that holds the whole model (llama.cpp split mode none); "
-        "default: llama.cpp's (layers split over the visible GPUs), or the worker's own "
-        "GPU under xdist (see --gpus).",
-    )
-    group.addoption(
-        "--flash-attn",
-        default=None,
-        choices=FLASH_ATTN_MODES,
-        help="llama-cpp: flash attention. auto (default): llama.cpp's auto with layers on a "
-        "GPU, off on the CPU, where it changed greedy answers of items of every suite "
-        "(docs/backends.md); on/off force it.",
-    )
-    group.addoption(
-        "--n-ubatch",
-        default=None,
-        type=int,
-        metavar="N",
-        help="llama-cpp: the physical micro-batch of prompt evaluation in tokens (default "
-        "512, llama.cpp's).",
-    )
-    group.addoption(
-        "--device",
-        default=None,
-        metavar="auto|cpu|cuda|cuda:N|mps",
-        help="hf: where transformers runs the model. auto (default): the first CUDA GPU, "
-        "else Apple MPS, else the CPU (the worker's own GPU under xdist, see --gpus).",
-    )
-    group.addoption(
-        "--dtype",
-        default=None,
-        choices=DTYPES,
-        help="hf: weights and compute type. auto (default): float32 for a GGUF file (the "
-        "default model) and on the CPU; a model folder on a GPU: bfloat16 where it has it, "
-        "else float16.",
-    )
-    group.addoption(
-        "--batch-size",
-        default=None,
-        metavar="N|auto",
-        help="hf: prompts per forward pass when a group's items are generated together "
-        "(left padding, each row stopped by its own stop strings and budget). Default 1; "
-        "auto: the largest power of two not above the group's size, halved on CUDA out of "
-        "memory (the same prompts retried). The record gives the batch size of each call.",
-    )
-    group.addoption(
-        "--prefix-reuse",
-        default=None,
-        choices=REUSE_MODES,
-        help="hf: compute a group's shared prefix (an FDA chunk) once and continue each "
-        "item's prompt from it. auto (default): with --batch-size 1; on: always (batch 1 "
-        "only); off: never.",
-    )
+def add_hardware_options(group: pytest.OptionGroup, kinds: Mapping[str, BackendKind]) -> None:
+    """Each backend's own options, generated from its options class, and ``--gpus`` (one
+    GPU per worker). A backend option's default None means "not given": the backend's
+    default, and no complaint when the option belongs to another backend.
+
+    Args:
+        group: extractbench's option group.
+        kinds: the registered backends (``fixtures.models.registry.installed_backends``).
+    """
+    for name, owners in backend_option_owners(kinds.values()).items():
+        first = kinds[owners[0]]
+        field = first.options.model_fields[name]
+        default = "none" if field.default is None else field.default
+        try:
+            group.addoption(
+                option_flag(name),
+                dest=name,
+                default=None,
+                metavar=option_metavar(first, name),
+                help=f"{' and '.join(owners)}: {field.description or ''} (default: {default}).",
+            )
+        except ValueError:
+            continue  # a name the harness's own options hold is not a backend's to take
     group.addoption(
         "--gpus",
         default=None,

@@ -3,17 +3,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
+from extractbench.fixtures.models.backend_options import (
+    backend_option_owners,
+    option_flag,
+    parse_backend_options,
+)
 from extractbench.fixtures.models.gpus import parse_gpus
-from extractbench.fixtures.models.hf_settings import parse_hf_settings
-from extractbench.fixtures.models.llama_gpu import parse_llama_settings
 from extractbench.fixtures.models.model_options import ModelOptionError, ModelOptions
-from extractbench.fixtures.models.registry import backend_kind, installed_backends
+from extractbench.fixtures.models.registry import BackendKind, backend_kind, installed_backends
 from extractbench.suites.model import SettingsError
 
-__all__ = ["model_options"]
+__all__ = ["model_options", "given_backend_options"]
 
 
 def model_options(config: pytest.Config, replay: bool) -> ModelOptions:
@@ -60,34 +64,46 @@ def _check_concurrency(concurrency: int, backend: str, serve: bool) -> None:
         )
 
 
-LLAMA_SETTINGS = ("n_gpu_layers", "main_gpu", "flash_attn", "n_ubatch")
-HF_SETTINGS = ("device", "dtype", "batch_size", "prefix_reuse")
-
-
 def _hardware(config: pytest.Config) -> dict[str, Any]:
-    """``--n-gpu-layers`` ... ``--gpus`` parsed into the backends' settings (an option not
-    given keeps its parser's default). An option the run's backend does not read
-    (``BackendKind.settings``; ``--gpus``: ``BackendKind.gpu_devices``) is a usage error: it
+    """The run's backend's own options (:mod:`fixtures.models.backend_options`) and
+    ``--gpus``, each parsed once. An option the run's backend does not read (a field of
+    another backend's options; ``--gpus``: ``BackendKind.gpu_devices``) is a usage error: it
     would change nothing. ``--serve`` starts its server with the CPU defaults and reads none."""
-    get = config.getoption
-    given = {n: get(n) for n in (*LLAMA_SETTINGS, *HF_SETTINGS, "gpus") if get(n) is not None}
+    get, kinds = config.getoption, installed_backends()
+    given = given_backend_options(config, kinds)
+    if get("gpus") is not None:
+        given["gpus"] = get("gpus")
     kind = None if get("serve") else backend_kind(get("backend"))
-    reads = {*kind.settings, *(("--gpus",) if kind.gpu_devices else ())} if kind else set()
-    wrong = [n for n in given if "--" + n.replace("_", "-") not in reads]
+    reads = (
+        {*kind.options.model_fields, *(("gpus",) if kind.gpu_devices else ())} if kind else set()
+    )
+    wrong = [n for n in given if n not in reads]
     if wrong and not get("rescore"):
-        flag = "--" + wrong[0].replace("_", "-")
-        owners = [k.name for k in installed_backends().values()
-                  if flag in k.settings or (flag == "--gpus" and k.gpu_devices)]  # fmt: skip
+        owners = backend_option_owners(kinds.values()).get(wrong[0]) or [
+            k.name for k in kinds.values() if k.gpu_devices
+        ]
         used = "--serve" if get("serve") else f"--backend {get('backend')}"
         raise pytest.UsageError(
-            f"{flag} {given[wrong[0]]}: applies to --backend {' or '.join(owners)} in process, "
-            f"not {used}" + ("; for a GPU server start llama-server -ngl N yourself and pass "
-                             "--backend openai --base-url" if get("serve") else "")
+            f"{option_flag(wrong[0])} {given[wrong[0]]}: applies to --backend "
+            f"{' or '.join(owners)} in process, not {used}"
+            + ("; for a GPU server start llama-server -ngl N yourself and pass "
+               "--backend openai --base-url" if get("serve") else "")
         )  # fmt: skip
     try:
-        llama = parse_llama_settings(**{n: given[n] for n in LLAMA_SETTINGS if n in given})
-        hf = parse_hf_settings(**{n: given[n] for n in HF_SETTINGS if n in given})
+        own = {
+            n: v for n, v in given.items() if kind is not None and n in kind.options.model_fields
+        }
+        options = parse_backend_options(kind.options, own) if kind is not None else None
         gpus = parse_gpus(given.get("gpus"))
     except SettingsError as exc:
         raise pytest.UsageError(str(exc)) from None
-    return dict(llama=llama, hf=hf, gpus=gpus)  # ModelOptions' field names
+    return dict(backend_options=options, gpus=gpus)  # ModelOptions' field names
+
+
+def given_backend_options(
+    config: pytest.Config, kinds: Mapping[str, BackendKind]
+) -> dict[str, Any]:
+    """Field name -> text of every backend option given on the command line (one that is
+    not given is None: :func:`plugins.run.model_command_line.add_backend_options`)."""
+    names = backend_option_owners(kinds.values())
+    return {n: config.getoption(n) for n in names if config.getoption(n, None) is not None}
