@@ -24,13 +24,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from extractbench.fixtures.data import require_data_dir  # noqa: E402
 from extractbench.fixtures.models import ModelSpec, caching_backend  # noqa: E402
+from extractbench.fixtures.models.kind_openai import OpenAIOptions  # noqa: E402
 from extractbench.suites.fda.items import load_items  # noqa: E402
 
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer  # noqa: E402
 
 
 def run(items, url: str, concurrency: int) -> tuple[dict, list[str]]:
-    spec = ModelSpec("openai", None, 0, 1, base_url=url, model_name=MODEL_ID)
+    spec = ModelSpec(
+        "openai", None, 0, 1, options=OpenAIOptions(base_url=(url,), model_name=MODEL_ID)
+    )
     model = caching_backend(spec, items, None, concurrency)
     start = time.perf_counter()
     texts = []

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from extractbench.fixtures.models.endpoints import rank
+from extractbench.fixtures.models.kind_openai import OpenAIOptions
 from extractbench.suites.model_files import default_model_path
 
 from tests.conftest import interruptible, read_json, require_installed
@@ -182,7 +183,10 @@ def test_the_registry_holds_each_backend_and_keeps_the_cache_fingerprints():
     assert list(kinds) == list(backend_names()) and all(k.name == n for n, k in kinds.items())
     assert [n for n, k in kinds.items() if k.in_process] == ["llama-cpp", "hf"]
     assert ModelSpec("fake", None, 3, 1).fingerprint() == "fake-lookup:seed=3"
-    remote = ModelSpec("openai", None, 0, 1, base_url="http://h/v1", model_name="m", chat=True)
+    remote = ModelSpec(
+        "openai", None, 0, 1, chat=True,
+        options=OpenAIOptions(base_url=("http://h/v1",), model_name="m"),
+    )  # fmt: skip
     assert remote.fingerprint() == "openai:http://h/v1:m:chat=True:seed=0"
     assert remote.info().backend == "openai" and remote.info().path == "http://h/v1"
     path = default_model_path()

@@ -8,6 +8,7 @@ Parsed once at configure into :class:`fixtures.models.model_options.ModelOptions
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pytest
 from extractbench.fixtures.models.backend_options import (
@@ -79,47 +80,6 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
         help="CPU threads per worker (default: CPU cores // xdist workers, at least 1; "
         "llama.cpp in process then also takes the cores of workers whose items are done).",
     )
-    group.addoption(
-        "--base-url",
-        metavar="URL",
-        action="append",
-        default=None,
-        help="--backend openai: the OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1 "
-        "(llama-server, vLLM, TGI, Ollama); $OPENAI_API_KEY is sent when set. Repeatable: "
-        "several endpoints serving the same model; a group's items go to one of them (its "
-        "prefix stays in that server's cache), and one that fails is taken out for the run.",
-    )
-    group.addoption(
-        "--routing",
-        choices=("affinity", "round-robin"),
-        default="affinity",
-        help="several --base-url: 'affinity' (default) sends a group's items to one endpoint "
-        "(a stable hash of the group) so its prompt prefix stays in that server's cache; "
-        "'round-robin' sends each request to the next endpoint, as a plain load balancer "
-        "does (for comparison: the record's endpoints section counts reused prompt tokens).",
-    )
-    group.addoption(
-        "--model-name",
-        metavar="NAME",
-        default=None,
-        help="--backend openai: the server's model id (checked against GET /models).",
-    )
-    group.addoption(
-        "--model-revision",
-        metavar="REV",
-        default=None,
-        help="--backend openai: what the server serves (a commit, tag or file digest), part of "
-        "every generation-cache key and written in the record. Needed for cached answers to "
-        "be reused across runs when the server reports no fingerprint (llama-server's "
-        "/props and vLLM's /v1/models do; TGI, Ollama and hosted APIs do not).",
-    )
-    group.addoption(
-        "--trust-cache",
-        action="store_true",
-        help="--backend openai: reuse cached answers of a server that reports no fingerprint "
-        "and no --model-revision was given (keyed on URL and model name only); the record's "
-        "model.server says so.",
-    )
     # chat and instruct models
     group.addoption(
         "--chat",
@@ -142,34 +102,6 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
         help="chat mode: send TEXT as the system message of every call instead of each "
         "suite's own (the papers' system prompts), or 'none' to send no system message "
         "(the suite's system text is then left out); part of the generation-cache key.",
-    )
-    group.addoption(
-        "--request-timeout",
-        type=float,
-        default=300.0,
-        metavar="S",
-        help="--backend openai: seconds one request may take in all, from connecting to the "
-        "answer's last byte (a server that trickles its answer is cut there, and the request "
-        "retried); also the longest Retry-After waited for (default 300).",
-    )
-    group.addoption(
-        "--max-retries",
-        type=int,
-        default=3,
-        metavar="N",
-        help="--backend openai: retries of a request after a connection error, timeout, 429 "
-        "or 5xx, after the server's Retry-After (at most 60 s and --request-timeout; one "
-        "asking longer fails the request at once) or with exponential backoff from 0.5 s "
-        "(default 3).",
-    )
-    group.addoption(
-        "--max-failures",
-        type=int,
-        default=8,
-        metavar="K",
-        help="--backend openai: circuit breaker: after K consecutive failed requests "
-        "(retries counted) the run stops, incomplete (exit 1), naming the server and the "
-        "last error (default 8).",
     )
     group.addoption(
         "--concurrency",
@@ -220,15 +152,17 @@ def add_hardware_options(group: pytest.OptionGroup, kinds: Mapping[str, BackendK
     for name, owners in backend_option_owners(kinds.values()).items():
         first = kinds[owners[0]]
         field = first.options.model_fields[name]
-        default = "none" if field.default is None else field.default
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        text = f"{' and '.join(owners)}: {field.description or ''}"
+        shape: dict[str, Any] = {"metavar": option_metavar(first, name)}
+        if field.annotation is bool:  # a flag: given or not
+            shape = {"action": "store_true"}
+        else:
+            text += f" (default: {'none' if field.default in (None, ()) else field.default})"
+            if extra.get("repeatable"):
+                shape["action"] = "append"
         try:
-            group.addoption(
-                option_flag(name),
-                dest=name,
-                default=None,
-                metavar=option_metavar(first, name),
-                help=f"{' and '.join(owners)}: {field.description or ''} (default: {default}).",
-            )
+            group.addoption(option_flag(name), dest=name, default=None, help=text + ".", **shape)
         except ValueError:
             continue  # a name the harness's own options hold is not a backend's to take
     group.addoption(

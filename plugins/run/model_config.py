@@ -37,15 +37,12 @@ def model_options(config: pytest.Config, replay: bool) -> ModelOptions:
             backend=get("backend"), model=get("model"), judge_model=get("judge_model"),
             judge_backend=get("judge_backend"),
             judge_base_urls=tuple(dict.fromkeys(get("judge_base_url") or ())),
-            seed=get("seed"), threads=get("threads"), base_urls=tuple(dict.fromkeys(get("base_url") or ())),
-            model_name=get("model_name"), chat=get("chat"), request_timeout=get("request_timeout"),
-            max_retries=get("max_retries"), max_failures=get("max_failures"),
-            concurrency=get("concurrency"), routing=get("routing"), weight_repack=get("weight_repack"),
+            seed=get("seed"), threads=get("threads"), chat=get("chat"),
+            concurrency=get("concurrency"), weight_repack=get("weight_repack"),
             serve=get("serve"), serve_ctx=get("serve_ctx"), cache_dir=get("cache_dir"),
-            no_cache=get("no_cache"), replay=replay, model_revision=get("model_revision"),
-            trust_cache=get("trust_cache"),
+            no_cache=get("no_cache"), replay=replay,
             system_prompt=get("system_prompt"),  # chat and instruct models
-            **_hardware(config),  # GPU and batched inference
+            **_backend_options(config),
         )  # fmt: skip
     except ModelOptionError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -64,46 +61,78 @@ def _check_concurrency(concurrency: int, backend: str, serve: bool) -> None:
         )
 
 
-def _hardware(config: pytest.Config) -> dict[str, Any]:
-    """The run's backend's own options (:mod:`fixtures.models.backend_options`) and
-    ``--gpus``, each parsed once. An option the run's backend does not read (a field of
-    another backend's options; ``--gpus``: ``BackendKind.gpu_devices``) is a usage error: it
-    would change nothing. ``--serve`` starts its server with the CPU defaults and reads none."""
+# What a remote backend's model is (BackendKind.remote): for a judge they come from
+# --judge-base-url and --judge-model, for --serve from the server it starts.
+REMOTE_FIELDS = ("base_url", "model_name")
+
+
+def _backend_options(config: pytest.Config) -> dict[str, Any]:
+    """The options of the backend that answers the run (``--serve``: the serving
+    backend's, without what the server decides), of the judge's backend, and ``--gpus``,
+    each parsed once (:mod:`fixtures.models.backend_options`). An option neither backend
+    reads (a field of another backend's options; ``--gpus``: ``BackendKind.gpu_devices``
+    of an in-process backend) is a usage error: it would change nothing."""
     get, kinds = config.getoption, installed_backends()
     given = given_backend_options(config, kinds)
     if get("gpus") is not None:
         given["gpus"] = get("gpus")
-    kind = None if get("serve") else backend_kind(get("backend"))
-    reads = (
-        {*kind.options.model_fields, *(("gpus",) if kind.gpu_devices else ())} if kind else set()
-    )
+    model = backend_kind(get("backend"))
+    serve = bool(get("serve"))
+    answers = backend_kind(model.served_by) if serve and model.served_by else model
+    judge = None
+    if get("judge_model") or get("judge_base_url"):
+        judge = backend_kind(get("judge_backend") or answers.default_judge)
+    reads = _fields(answers, serve) | (_fields(judge, True) if judge is not None else set())
+    if model.gpu_devices is not None and not serve:
+        reads.add("gpus")
     wrong = [n for n in given if n not in reads]
     if wrong and not get("rescore"):
-        owners = backend_option_owners(kinds.values()).get(wrong[0]) or [
-            k.name for k in kinds.values() if k.gpu_devices
-        ]
-        used = "--serve" if get("serve") else f"--backend {get('backend')}"
-        raise pytest.UsageError(
-            f"{option_flag(wrong[0])} {given[wrong[0]]}: applies to --backend "
-            f"{' or '.join(owners)} in process, not {used}"
-            + ("; for a GPU server start llama-server -ngl N yourself and pass "
-               "--backend openai --base-url" if get("serve") else "")
-        )  # fmt: skip
+        _refuse(wrong[0], given[wrong[0]], kinds, get("backend"), serve)
     try:
-        own = {
-            n: v for n, v in given.items() if kind is not None and n in kind.options.model_fields
-        }
-        options = parse_backend_options(kind.options, own) if kind is not None else None
+        options = parse_backend_options(answers.options, _pick(given, _fields(answers, serve)))
+        judged = None
+        if judge is not None:
+            own = _pick(given, _fields(judge, True))
+            if judge.remote:
+                own |= {"base_url": get("judge_base_url") or (), "model_name": get("judge_model")}
+            judged = parse_backend_options(judge.options, own)
         gpus = parse_gpus(given.get("gpus"))
     except SettingsError as exc:
         raise pytest.UsageError(str(exc)) from None
-    return dict(backend_options=options, gpus=gpus)  # ModelOptions' field names
+    return dict(backend_options=options, judge_options=judged, gpus=gpus)
+
+
+def _fields(kind: BackendKind, remote_set_elsewhere: bool) -> set[str]:
+    """The option names ``kind`` reads, less ``REMOTE_FIELDS`` of a remote backend whose
+    server is named elsewhere (a judge's, ``--serve``'s)."""
+    names = set(kind.options.model_fields)
+    return names - set(REMOTE_FIELDS) if kind.remote and remote_set_elsewhere else names
+
+
+def _pick(given: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
+    return {n: v for n, v in given.items() if n in names}
+
+
+def _refuse(
+    name: str, value: Any, kinds: Mapping[str, BackendKind], backend: str, serve: bool
+) -> None:
+    owners = backend_option_owners(kinds.values()).get(name) or tuple(
+        k.name for k in kinds.values() if k.gpu_devices
+    )
+    where = " in process" if all(kinds[o].in_process for o in owners) else ""
+    used = "--serve" if serve else f"--backend {backend}"
+    raise pytest.UsageError(
+        f"{option_flag(name)} {value}: applies to --backend {' or '.join(owners)}{where}, "
+        f"not {used}"
+        + ("; for a GPU server start llama-server -ngl N yourself and pass --backend openai "
+           "--base-url" if serve and where else "")
+    )  # fmt: skip
 
 
 def given_backend_options(
     config: pytest.Config, kinds: Mapping[str, BackendKind]
 ) -> dict[str, Any]:
     """Field name -> text of every backend option given on the command line (one that is
-    not given is None: :func:`plugins.run.model_command_line.add_backend_options`)."""
+    not given is None: :func:`plugins.run.model_command_line.add_hardware_options`)."""
     names = backend_option_owners(kinds.values())
     return {n: config.getoption(n) for n in names if config.getoption(n, None) is not None}
