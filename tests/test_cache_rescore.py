@@ -9,6 +9,7 @@ import sys
 
 import pytest
 from extractbench.fixtures.models.cache import GenerationCache, generation_key
+from extractbench.fixtures.models.fake import ScriptedBackend
 from extractbench.fixtures.models.wrappers import (
     CachingBackend,
     ReplayBackend,
@@ -129,25 +130,16 @@ def test_rescore_needs_a_readable_record_with_calls(toy):
     result.stderr.fnmatch_lines(["*--rescore*not an extractbench run record*"])
 
 
-class Counting:
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def generate(self, prompt, *, max_tokens, stop=(), grammar=None, system=None):
-        self.calls += 1
-        return Generation(prompt[::-1], 3, 2, 0.5)
-
-
 def test_caching_backend_loads_lazily_caches_and_logs(tmp_path):
     cache = GenerationCache(tmp_path)
-    inner = Counting()
+    inner = ScriptedBackend(lambda prompt: prompt[::-1])
     loads = []
     served = CachingBackend(None, "fp", lambda: loads.append(1) or inner, cache)
     with recording_calls([]) as log:
         first = served.generate("abc", max_tokens=4, stop=("\n",))
         again = served.generate("abc", max_tokens=4, stop=("\n",))
         other = served.generate("abc", max_tokens=5, stop=("\n",))
-    assert inner.calls == 2 and loads == [1]
+    assert len(inner.prompts) == 2 and loads == [1]
     assert first.text == again.text == "cba" and again.cached and not first.cached
     assert not other.cached and [c["cached"] for c in log] == [False, True, False]
     fresh = CachingBackend(None, "fp", lambda: loads.append(1) or inner, GenerationCache(tmp_path))

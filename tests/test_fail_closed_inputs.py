@@ -193,22 +193,8 @@ def test_a_deep_data_line_is_one_usage_line_naming_file_and_line(tmp_path, mode)
 # ------------------------------------------------------------------ deep model answers
 
 
-class _Nested:
-    """A model whose every answer nests arrays 200,000 deep."""
-
-    def __init__(self) -> None:
-        from extractbench.suites.model import Capabilities, ModelInfo
-
-        self.info = ModelInfo(name="nested", backend="test", path="", sha256="")
-        self.capabilities = Capabilities()
-
-    def generate(self, prompt, *, max_tokens, stop=(), grammar=None, system=None):  # noqa: ANN001, ANN201
-        from extractbench.suites.model import Generation
-
-        return Generation(_deep(), 10, 10, 0.0)
-
-
 def test_a_deep_minea_answer_is_a_parse_failure_with_its_reason():
+    from extractbench.fixtures.models.fake import ScriptedBackend
     from extractbench.suites.minea.extraction import extract_document, parse_answer
     from extractbench.suites.minea.schema import load_schema
 
@@ -216,7 +202,12 @@ def test_a_deep_minea_answer_is_a_parse_failure_with_its_reason():
     deep_objects = '[{"name": "a"}, ' + "{" + '"x": ' * 5000 + "1" + "}" * 5000 + "]"
     entities, problem = parse_answer(deep_objects)
     assert problem and entities == [{"name": "a", "keywords": [], "type": "", "description": ""}]
-    extraction = extract_document(_Nested(), load_schema(), "Some text. " * 50, iterations=1)
+    extraction = extract_document(
+        ScriptedBackend(lambda prompt: _deep(), counts_tokens=False),
+        load_schema(),
+        "Some text. " * 50,
+        iterations=1,
+    )
     assert extraction.calls and extraction.parse_failures == len(extraction.calls)
     assert {c.problem for c in extraction.calls} == {"nested deeper than 100 levels"}
     assert extraction.entities == []

@@ -10,6 +10,7 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
+from extractbench.fixtures.models.fake import ScriptedBackend
 from extractbench.suites.item import DataError, Item
 from extractbench.suites.minea.collisions import check_infusion, select_needles, shared_keywords
 from extractbench.suites.minea.document import evaluate_document
@@ -22,7 +23,6 @@ from extractbench.suites.minea.needles import Needle
 from extractbench.suites.minea.schema import load_schema
 from extractbench.suites.minea.scoring import criteria_table, minea_scores
 from extractbench.suites.minea.suite import SUITE, MineaOptions, judge_for
-from extractbench.suites.model import Capabilities, Generation, ModelInfo
 from extractbench.suites.protocol import Models
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -94,7 +94,7 @@ def test_select_needles_keeps_keywords_distinct_and_names_new():
 def test_a_document_with_conflicting_needles_fails_with_the_counts():
     item = Item("minea/D", "minea/D", "text", "", "",
                 {"conflicts": {"shared_keyword_pairs": 2, "name_collisions": 1}})  # fmt: skip
-    model = Scripted(lambda prompt: "[]")
+    model = ScriptedBackend(lambda prompt: "[]")
     with pytest.raises(DataError, match="2 pair.s. share more than one keyword, 1 name.s. occur"):
         SUITE.run(item, Models(model, model), MineaOptions())
     assert not model.prompts  # nothing was extracted
@@ -124,32 +124,6 @@ def test_in_the_default_run_no_needle_satisfies_k05_for_another_of_its_document(
 
 
 # ------------------------------------------------------------------ the control
-
-
-class Scripted:
-    """A backend answering with ``answer(prompt)``; counts tokens as words."""
-
-    def __init__(self, answer: Callable[[str], str]) -> None:
-        self.answer = answer
-        self.prompts: list[str] = []
-        self.info = ModelInfo("scripted", "fake", "", "")
-        self.capabilities = Capabilities(count_tokens=True)
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    def generate(
-        self,
-        prompt: str,
-        *,
-        max_tokens: int,
-        stop: Sequence[str] = (),
-        grammar: str | None = None,
-        system: str | None = None,
-    ) -> Generation:
-        self.prompts.append(prompt)
-        text = self.answer(prompt)
-        return Generation(text, len(prompt.split()), len(text.split()), 0.0)
 
 
 def _piece(prompt: str) -> str:
@@ -193,19 +167,19 @@ def document(infused: bool) -> tuple[Item, list[Needle]]:
 def test_a_needle_free_document_finds_no_needle_whatever_the_model_answers():
     item, needles = document(infused=False)
     result = evaluate_document(
-        item, Scripted(hallucinating(needles)), None, load_schema(), OPTIONS, "tfidf"
+        item, ScriptedBackend(hallucinating(needles)), None, load_schema(), OPTIONS, "tfidf"
     )
     assert result.scores["ns"] == result.scores["k0.5"] == 1.0  # every criterion "hits"
     assert result.scores["control_ns"] == result.scores["control_k0.5"] == 1.0
     assert result.scores["score"] == result.scores["score_no_llm"] == 0.0
-    off = evaluate_document(item, Scripted(hallucinating(needles)), None, load_schema(),
+    off = evaluate_document(item, ScriptedBackend(hallucinating(needles)), None, load_schema(),
                             OPTIONS.model_copy(update={"control": False}), "tfidf")  # fmt: skip
     assert off.scores["score"] == 1.0 and off.scores["control_ns"] is None  # the paper's rule
 
 
 def test_the_control_keeps_what_only_the_enriched_document_gives():
     item, needles = document(infused=True)
-    model = Scripted(honest(needles))
+    model = ScriptedBackend(honest(needles))
     result = evaluate_document(item, model, None, load_schema(), OPTIONS, "tfidf")
     assert len(needles) >= 2 and result.scores["n"] == result.scores["score"] == 1.0
     assert result.scores["control_n"] == 0.0 and result.facts["control"]["entities"] == 0
@@ -239,7 +213,7 @@ def test_criteria_over_the_control_threshold_are_left_out_of_the_type():
 
 
 def test_the_judge_is_never_the_model_under_test_unless_asked():
-    model, other = Scripted(str), Scripted(str)
+    model, other = ScriptedBackend(str), ScriptedBackend(str)
     assert judge_for("auto", Models(model, model)) == (None, "none")
     assert judge_for("auto", Models(model, other)) == (other, "separate")
     assert judge_for("self", Models(model, model)) == (model, "self")

@@ -7,11 +7,11 @@ import random
 import re
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
+from extractbench.fixtures.models.fake import ScriptedBackend
 from extractbench.suites.item import DataError
 from extractbench.suites.minea import encoder as encoder_module
 from extractbench.suites.minea.encoder import resolve_encoder, windows
@@ -39,7 +39,7 @@ from extractbench.suites.minea.quality import (
 from extractbench.suites.minea.schema import load_schema
 from extractbench.suites.minea.scoring import criteria_table, minea_scores
 from extractbench.suites.minea.suite import SUITE, MineaOptions
-from extractbench.suites.model import Capabilities, Generation, ModelError, ModelInfo
+from extractbench.suites.model import ModelError
 
 from tests.conftest import require_installed
 
@@ -47,34 +47,6 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 needs_data = pytest.mark.skipif(
     not (DATA / "minea" / "haystacks_manifest.jsonl").is_file(), reason="no ../shared/data/minea"
 )
-
-
-class Scripted:
-    """A backend answering with ``answer(prompt)``; counts tokens as words."""
-
-    def __init__(self, answer: Callable[[str], str], n_ctx: int | None = None) -> None:
-        self.answer = answer
-        self.prompts: list[str] = []
-        self.grammars: list[str | None] = []
-        self.info = ModelInfo("scripted", "fake", "", "")
-        self.capabilities = Capabilities(count_tokens=True, n_ctx=n_ctx)
-
-    def count_tokens(self, text: str) -> int:
-        return len(text.split())
-
-    def generate(
-        self,
-        prompt: str,
-        *,
-        max_tokens: int,
-        stop: Sequence[str] = (),
-        grammar: str | None = None,
-        system: str | None = None,
-    ) -> Generation:
-        self.prompts.append(prompt)
-        self.grammars.append(grammar)
-        text = self.answer(prompt)
-        return Generation(text, len(prompt.split()), len(text.split()), 0.01)
 
 
 # ------------------------------------------------------------------ the paper's toy example
@@ -113,7 +85,7 @@ TOY_EXTRACTION = [
 
 def test_toy_example_gives_table_4():
     """Paper Table 4: Event 0 1 1 0 0 1, Product 0 0 1 1 0 1 (llm from a fake judge)."""
-    judge = Scripted(lambda prompt: '{"extracted": true}')
+    judge = ScriptedBackend(lambda prompt: '{"extracted": true}')
     rows = []
     for needle in (EVENT, PRODUCT):
         hits = match_needle(needle, TOY_EXTRACTION)
@@ -130,7 +102,7 @@ def test_name_match_ignores_case_spacing_and_quotes():
 
 
 def test_judge_not_called_without_entities_and_unreadable_answer_is_none():
-    judge = Scripted(lambda prompt: "maybe")
+    judge = ScriptedBackend(lambda prompt: "maybe")
     assert judge_needle(judge, EVENT, [])[0] == 0 and not judge.prompts
     assert judge_needle(judge, EVENT, TOY_EXTRACTION)[0] is None
     assert parse_verdict('{"extracted": false}') is False
@@ -138,7 +110,7 @@ def test_judge_not_called_without_entities_and_unreadable_answer_is_none():
 
 
 def test_judge_sees_the_most_similar_candidates_first():
-    judge = Scripted(lambda prompt: '{"extracted": false}')
+    judge = ScriptedBackend(lambda prompt: '{"extracted": false}')
     others = [{"type": "Thing", "name": f"widget {i}", "keywords": []} for i in range(20)]
     judge_needle(judge, PRODUCT, [*others, TOY_EXTRACTION[1]], candidates=3)
     listed = re.findall(r"^\d+\. (.*)$", judge.prompts[0], re.M)
@@ -291,7 +263,7 @@ def test_llm_generator_keeps_valid_needles_and_reports_the_rest():
          "description": "a reader", "keywords": ["strips", "reader"]},
         {"paragraph": "", "name": "Empty", "description": "x", "keywords": ["x"]},
     ])  # fmt: skip
-    model = Scripted(lambda prompt: answer if "'Product'" in prompt else "no json")
+    model = ScriptedBackend(lambda prompt: answer if "'Product'" in prompt else "no json")
     needles, problems = llm_needles(model, schema, ["A device summary."], per_type=2)
     assert [n.name for n in needles] == ["Zeta Reader"] and needles[0].type == "Product"
     assert any("Product: unusable entry" in p for p in problems)
@@ -415,7 +387,7 @@ def _counter_answer(prompt: str) -> str:
 
 
 def test_iterated_calls_carry_the_history():
-    model = Scripted(_counter_answer)
+    model = ScriptedBackend(_counter_answer)
     text = "\n\n".join("alpha beta gamma. " * 20 for _ in range(4))
     result = extract_document(model, load_schema(), text, piece_chars=500, iterations=2)
     assert len(result.pieces) == 4
@@ -429,10 +401,10 @@ def test_iterated_calls_carry_the_history():
 
 
 def test_a_full_context_starts_a_new_independent_extraction():
-    model = Scripted(_counter_answer)
+    model = ScriptedBackend(_counter_answer)
     text = "\n\n".join("word " * 100 for _ in range(6))
     schema = load_schema()
-    base = len(extract_document(Scripted(_counter_answer), schema, "word " * 100,
+    base = len(extract_document(ScriptedBackend(_counter_answer), schema, "word " * 100,
                                 iterations=0, max_tokens=10).calls)  # fmt: skip
     assert base == 1
     result = extract_document(
@@ -447,18 +419,18 @@ def test_a_full_context_starts_a_new_independent_extraction():
 def test_a_piece_too_long_for_the_window_is_a_model_error():
     with pytest.raises(ModelError, match="lower minea.piece_chars"):
         extract_document(
-            Scripted(_counter_answer), load_schema(), "word " * 500, context_tokens=100
+            ScriptedBackend(_counter_answer), load_schema(), "word " * 500, context_tokens=100
         )
 
 
 def test_parse_failures_are_counted_never_raised():
-    model = Scripted(lambda p: '[{"name": "x"}, {"na')
+    model = ScriptedBackend(lambda p: '[{"name": "x"}, {"na')
     result = extract_document(model, load_schema(), "Some text. " * 10, iterations=1)
     assert result.parse_failures == 2 and len(result.entities) == 2
 
 
 def test_reextraction_measures_redundancy_per_piece():
-    model = Scripted(lambda p: '[{"type": "Thing", "name": "same", "keywords": []}]')
+    model = ScriptedBackend(lambda p: '[{"type": "Thing", "name": "same", "keywords": []}]')
     text = "\n\n".join("piece text. " * 30 for _ in range(3))
     result = extract_document(
         model, load_schema(), text, piece_chars=400, iterations=0, reextract=True

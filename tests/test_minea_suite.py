@@ -24,25 +24,23 @@ import re
 
 import pytest
 
-from extractbench.suites.model import Capabilities, Generation, ModelInfo
+from extractbench.fixtures.models.fake import ScriptedBackend
 
 
-class Extractor:
-    capabilities = Capabilities()
-    info = ModelInfo("paragraph-heads", "fake", "", "")
+def paragraph_heads(prompt):
+    if prompt.startswith("You check an information extraction"):
+        needle = json.loads(prompt.split("Needle:\n", 1)[1].split("\n", 1)[0])
+        listed = prompt.split("Extracted entities:", 1)[1]
+        return '{"extracted": %s}' % ("true" if needle["name"] in listed else "false")
+    piece = prompt.split("Text:\n", 1)[1].split("\nEntities (JSON", 1)[0]
+    piece = piece.split("\nAlready extracted:", 1)[0].split("\nContinue the", 1)[0]
+    heads = [m.group(1) for m in re.finditer(r"(?m)^(?:The )?(\S+ \S+ \S+)", piece)]
+    return json.dumps([{"type": "Thing", "name": h, "description": "",
+                        "keywords": h.split()} for h in heads if "Section" not in h])
 
-    def generate(self, prompt, *, max_tokens, stop=(), grammar=None, system=None):
-        if prompt.startswith("You check an information extraction"):
-            needle = json.loads(prompt.split("Needle:\n", 1)[1].split("\n", 1)[0])
-            listed = prompt.split("Extracted entities:", 1)[1]
-            text = '{"extracted": %s}' % ("true" if needle["name"] in listed else "false")
-        else:
-            piece = prompt.split("Text:\n", 1)[1].split("\nEntities (JSON", 1)[0]
-            piece = piece.split("\nAlready extracted:", 1)[0].split("\nContinue the", 1)[0]
-            heads = [m.group(1) for m in re.finditer(r"(?m)^(?:The )?(\S+ \S+ \S+)", piece)]
-            text = json.dumps([{"type": "Thing", "name": h, "description": "",
-                                "keywords": h.split()} for h in heads if "Section" not in h])
-        return Generation(text, len(prompt.split()), len(text.split()), 0.0)
+
+def Extractor():
+    return ScriptedBackend(paragraph_heads, name="paragraph-heads", counts_tokens=False)
 
 
 @pytest.fixture(scope="session")
