@@ -10,7 +10,7 @@ import time
 
 import pytest
 from extractbench.fixtures.models.cache import GenerationCache
-from extractbench.fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.fake import ScriptedBackend
 from extractbench.fixtures.models.server_identity import identify_server, server_root
 from extractbench.fixtures.models.wrappers import CachingBackend
 from extractbench.suites.model import ModelError, ModelInfo
@@ -167,18 +167,12 @@ def test_credentials_in_the_url_stay_out_of_the_fingerprint():
 
 def test_answers_of_an_unidentified_server_are_stored_but_not_reused(tmp_path):
     cache = GenerationCache(tmp_path)
-    calls = []
-
-    class Counting(FakeBackend):
-        def generate(self, prompt, **kwargs):
-            calls.append(prompt)
-            return super().generate(prompt, **kwargs)
-
+    server = ScriptedBackend(lambda prompt: " Acme")
     info = ModelInfo("m", "openai", "http://h/v1", "")
     for reuse, expected in ((False, 1), (False, 2), (True, 2)):
-        backend = CachingBackend(info, "fp", Counting, cache, reuse_cached=reuse)
+        backend = CachingBackend(info, "fp", lambda: server, cache, reuse_cached=reuse)
         assert not backend.generate("Applicant: Acme\napplicant:", max_tokens=8).cached or reuse
-        assert len(calls) == expected  # trusted (reuse): the stored answer comes back
+        assert len(server.prompts) == expected  # trusted (reuse): the stored answer comes back
     cache.close()
 
 
