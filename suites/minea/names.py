@@ -51,5 +51,18 @@ def name_key(name: object) -> str:
 
 def contains_phrase(text_key: str, phrase_key: str) -> bool:
     """Whether ``phrase_key`` occurs in ``text_key`` as whole words (both already
-    normalised by :func:`normalise` or :func:`name_key`); False for an empty phrase."""
-    return bool(phrase_key) and f" {phrase_key} " in f" {text_key} "
+    normalised by :func:`normalise` or :func:`name_key`); False for an empty phrase.
+
+    The same test as ``f" {phrase_key} " in f" {text_key} "``, without copying the text
+    (a document's decoys test thousands of names against it)."""
+    if not phrase_key:
+        return False
+    size, start = len(phrase_key), text_key.find(phrase_key)
+    while start != -1:
+        end = start + size
+        if (start == 0 or text_key[start - 1] == " ") and (
+            end == len(text_key) or text_key[end] == " "
+        ):
+            return True
+        start = text_key.find(phrase_key, start + 1)
+    return False
