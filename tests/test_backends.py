@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from extractbench.fixtures.models.endpoints import rank
 from extractbench.fixtures.models.kind_openai import OpenAIOptions
-from extractbench.suites.model_files import default_model_path
+from extractbench.suites.model_files import ModelFileError, default_model_path
 
 from tests.conftest import interruptible, read_json, require_installed
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer
@@ -193,6 +193,26 @@ def test_the_registry_holds_each_backend_and_keeps_the_cache_fingerprints():
     local = ModelSpec("llama-cpp", path, 0, 1)
     assert local.fingerprint() == f"llama-cpp:{local.info().sha256}:seed=0"
     assert len(local.info().sha256) == 64
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [({"name": "other"}, "not a BackendKind named 'toy'"),
+     ({"options": dict}, "are not a BackendOptions class"),
+     ({"options": OpenAIOptions()}, "are not a BackendOptions class")],
+)  # fmt: skip
+def test_a_backend_entry_point_that_is_not_a_backend_is_one_line(change, says):
+    from dataclasses import replace
+
+    from extractbench.fixtures.models.kinds import FAKE
+    from extractbench.fixtures.models.registry import check_backend_kind
+
+    toy = replace(FAKE, name="toy")
+    assert check_backend_kind("toy = pkg:TOY", "toy", toy) is toy
+    with pytest.raises(ModelFileError) as caught:
+        check_backend_kind("toy = pkg:TOY", "toy", replace(toy, **change))
+    assert says in str(caught.value) and "toy = pkg:TOY" in str(caught.value)
+    assert "\n" not in str(caught.value)
 
 
 def test_llama_cpp_reuses_a_groups_prefix_and_starts_each_group_with_an_empty_cache():
