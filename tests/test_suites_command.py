@@ -57,3 +57,22 @@ def test_items_are_counted_from_the_data_folder(project, capsys):
     loaded = {n: len(registry.get(n).load(DATA, registry.get(n).parse_options()).items)
               for n in ("tablebench", "minea")}  # fmt: skip
     assert counts == loaded and min(loaded.values()) > 0
+
+
+def test_output_cut_short_by_its_reader_ends_quietly(tmp_path):
+    """``extractbench suites | head -1``: the reader closes the pipe; the command ends with
+    the shell's closed-pipe status (141), no traceback and no "Exception ignored"."""
+    import os
+    import subprocess
+    import sys
+
+    read, write = os.pipe()
+    os.close(read)  # every write to the pipe now fails with EPIPE
+    done = subprocess.run(
+        [sys.executable, "-c", "import sys; from extractbench.plugins.cli.main import main; "
+         "sys.exit(main(['suites']))"],
+        stdout=write, stderr=subprocess.PIPE, text=True, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    os.close(write)
+    assert done.returncode == 141, done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr

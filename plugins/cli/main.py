@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from typing import NoReturn
 
@@ -101,8 +102,27 @@ def _export_arguments(parser: argparse.ArgumentParser) -> None:
                         help="do not write the summary to $GITHUB_STEP_SUMMARY")  # fmt: skip
 
 
+# the status of a writer whose reader closed the pipe (the shell's 128 + SIGPIPE)
+CLOSED_PIPE = 141
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``extractbench`` console script."""
+    """Entry point of the ``extractbench`` console script.
+
+    Output cut short by its reader (``extractbench server which | head -1``) ends the
+    command quietly with status :data:`CLOSED_PIPE`, as a command-line tool's does, not
+    with a traceback."""
+    try:
+        status = _main(argv)
+        sys.stdout.flush()  # a closed pipe is found here, not at the interpreter's exit
+    except BrokenPipeError:
+        # no further write may reach the closed pipe, the interpreter's own flush included
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return CLOSED_PIPE
+    return status
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         suites = Registry.installed()
     except RegistryError as exc:
