@@ -12,6 +12,7 @@ import pytest
 from extractbench.fixtures.models import ModelSpec, resolve_model_spec
 from extractbench.fixtures.models.cache import GenerationCache, generation_key
 from extractbench.fixtures.models.chat import ChatSetup, chat_facts, parse_system_prompt
+from extractbench.fixtures.models.fake import ScriptedBackend
 from extractbench.fixtures.models.llama_gpu import supports_gpu_offload
 from extractbench.fixtures.models.routing import routing
 from extractbench.fixtures.models.wrappers import CachingBackend, ReplayBackend, recording_calls
@@ -150,17 +151,13 @@ def test_chat_that_cannot_work_is_one_usage_line(backend, model, kwargs, says):
 # ------------------------------------------------------------------ one wrapper, every backend
 
 
-class Chatty:
-    """A chat backend double: answers a restated cue around the value, starting with a
-    newline, and records what the engine was asked."""
+ANSWER = "\nAnswer: 2\nmore text"  # a chat answer: a newline, the cue restated, then more
 
-    def __init__(self, answer: str = "\nAnswer: 2\nmore text") -> None:
-        self.answer = answer
-        self.asked: list[dict] = []
 
-    def generate(self, prompt, *, max_tokens, stop=(), grammar=None, system=None):
-        self.asked.append({"prompt": prompt, "stop": tuple(stop), "system": system})
-        return Generation(self.answer, 10, 5, 0.1)
+def chatty(answer: str = ANSWER) -> ScriptedBackend:
+    """A chat backend double answering ``answer`` to every prompt (what it was asked is in
+    its ``asked``)."""
+    return ScriptedBackend(lambda prompt: answer, latency_s=0.1)
 
 
 class OldStyle:
@@ -176,20 +173,22 @@ def chat_backend(inner, cache=None, **kwargs):
 
 
 def test_chat_answers_are_finished_by_the_rules_and_the_raw_answer_is_cached(tmp_path):
-    inner, cache = Chatty(), GenerationCache(tmp_path)
+    inner, cache = chatty(), GenerationCache(tmp_path)
     model = chat_backend(inner, cache, shows=frozenset({"g"}))
     calls: list[dict] = []
     with recording_calls(calls), routing("g"):
         first = model.generate(tableqa_prompt("Q?"), max_tokens=8, stop=("\n",), system=SYSTEM)
         again = model.generate(tableqa_prompt("Q?"), max_tokens=8, stop=("\n",), system=SYSTEM)
     assert first.text == again.text == "2"  # the newline first, then "Answer:", then the stop
-    assert inner.asked == [{"prompt": tableqa_prompt("Q?"), "stop": (), "system": SYSTEM}]
+    assert inner.asked == [
+        {"prompt": tableqa_prompt("Q?"), "stop": (), "grammar": None, "system": SYSTEM}
+    ]
     assert [c["answer_rules"] for c in calls] == [["cue"]] * 2  # the cue took the space too
-    assert calls[0]["text"] == inner.answer and calls[1]["cached"]  # raw in log and cache
+    assert calls[0]["text"] == ANSWER and calls[1]["cached"]  # raw in log and cache
     assert calls[0]["messages"][0] == {"role": "system", "content": SYSTEM}
     assert "messages" not in calls[1]  # shown once per suite's first group
     key = generation_key("fp:chat", tableqa_prompt("Q?"), 8, ("\n",), None, SYSTEM)
-    assert cache.get(key).text == inner.answer
+    assert cache.get(key).text == ANSWER
     replayed_calls: list[dict] = []
     replay = ReplayBackend(ModelInfo("m", "test", "", ""), "fp:chat", calls, chat=True)
     with recording_calls(replayed_calls):
@@ -215,7 +214,7 @@ def test_a_prompt_without_a_cue_answers_after_a_leading_newline():
     first non-space character, in completion mode too; FDA's items keep theirs."""
     item = Item("tableqa/x", "g", tableqa_prompt(""), "What is b?", "2", stop=("\n",),
                 max_tokens=8, system=SYSTEM, stop_after_content=True)  # fmt: skip
-    inner = Chatty("\n2\nWhat is a?")
+    inner = chatty("\n2\nWhat is a?")
     model = CachingBackend(ModelInfo("m", "test", "", ""), "fp", lambda: inner, None)
     assert generate(item, model).text == "\n2"
     assert inner.asked[-1]["stop"] == () and inner.asked[-1]["system"] is None
