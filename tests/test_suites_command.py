@@ -76,3 +76,16 @@ def test_output_cut_short_by_its_reader_ends_quietly(tmp_path):
     os.close(write)
     assert done.returncode == 141, done.stderr
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+
+
+def test_a_broken_pipe_that_is_not_the_output_is_not_hidden(monkeypatch):
+    """A BrokenPipeError from a socket or another pipe (a download, a server) while the
+    output is open is a failure, raised as it is, never the quiet closed-pipe status."""
+    import extractbench.plugins.cli.main as cli
+
+    def broken(argv):  # noqa: ANN001, ANN202
+        raise BrokenPipeError("the server went away")
+
+    monkeypatch.setattr(cli, "_main", broken)
+    with pytest.raises(BrokenPipeError, match="the server went away"):
+        cli.main(["suites"])

@@ -116,10 +116,24 @@ def main(argv: list[str] | None = None) -> int:
         status = _main(argv)
         sys.stdout.flush()  # a closed pipe is found here, not at the interpreter's exit
     except BrokenPipeError:
+        if not _stdout_closed():
+            raise  # another pipe or socket (a download, a server): a real failure
         # no further write may reach the closed pipe, the interpreter's own flush included
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return CLOSED_PIPE
     return status
+
+
+def _stdout_closed() -> bool:
+    """Whether standard output is a pipe whose reader has gone (poll reports an error)."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(event & select.POLLERR for _, event in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no real file, or no poll here
+        return False
 
 
 def _main(argv: list[str] | None) -> int:
