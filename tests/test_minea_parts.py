@@ -473,6 +473,18 @@ def test_an_encoder_replaces_the_tfidf_cosine_in_semantic_similarity():
     assert fake.calls == [windows(doc), windows(summary)]
 
 
+def test_a_document_is_embedded_once_for_the_summaries_of_every_iteration():
+    doc = "The analyzer measures troponin in serum. Results appear in ten minutes."
+    fake = OneVector()
+    for summary in ("troponin in serum", "results in ten minutes", "troponin in serum"):
+        semantic_similarity(doc, summary, fake)
+    assert fake.calls == [windows(doc), windows("troponin in serum"),
+                          windows("results in ten minutes")]  # fmt: skip
+    vector = encoder_module.embed_document(fake, doc)
+    with pytest.raises(ValueError, match="read-only"):
+        vector[0] = 0.0  # one vector is shared by every caller: none may change it
+
+
 def test_windows_cut_long_text_at_sentence_ends():
     text = " ".join(f"Sentence number {i} is here." for i in range(100))
     parts = windows(text, size=200)

@@ -77,14 +77,20 @@ def windows(text: str, size: int = _WINDOW_CHARS) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=8)
 def embed_document(encoder: Any, text: str) -> np.ndarray | None:
     """One unit vector for a text of any length: the mean of the normalised embeddings of
-    its windows (:func:`windows`), normalised; shape ``(384,)`` for MiniLM. None when
-    the text has no window."""
+    its windows (:func:`windows`), normalised; shape ``(384,)`` for MiniLM, read-only. None
+    when the text has no window. The last few texts' vectors are kept: a document is
+    compared with the entities of each iteration in turn."""
     parts = windows(text)
     if not parts:
         return None
     vectors = np.asarray(encoder.encode(parts, normalize_embeddings=True), dtype=np.float64)
     mean = vectors.mean(axis=0)
     norm = float(np.linalg.norm(mean))
-    return mean / norm if norm else None
+    if not norm:
+        return None
+    unit = mean / norm
+    unit.setflags(write=False)
+    return unit
