@@ -10,7 +10,7 @@ does (``load_backend``), counts the prompt's tokens, and runs the item through t
 - ``tokenise_s``: one ``count_tokens`` of the prompt;
 - ``run_s``: the suite's ``run`` (prompt building, every model call, scoring);
 - ``model_s``, ``prefill_s``: the model calls' wall time and the part of it reading prompts
-  (llama.cpp's ``t_p_eval``), from the calls' generations; ``run_s - model_s`` is the rest;
+  (llama.cpp's ``t_p_eval``), from the call log a run keeps; ``run_s - model_s`` is the rest;
 
 then the profile's slowest functions by cumulative time. Run:
 
@@ -35,26 +35,28 @@ sys.path.insert(0, str(ROOT))
 
 from extractbench.fixtures.data import require_data_dir  # noqa: E402
 from extractbench.fixtures.models import ModelSpec, load_backend  # noqa: E402
-from extractbench.suites.model import Generation  # noqa: E402
+from extractbench.fixtures.models.wrappers import CachingBackend, recording_calls  # noqa: E402
+from extractbench.suites.item import DataError, Item  # noqa: E402
+from extractbench.suites.model import ModelError  # noqa: E402
 from extractbench.suites.model_files import default_model_path  # noqa: E402
 from extractbench.suites.protocol import Models  # noqa: E402
 from extractbench.suites.registry import Registry  # noqa: E402
 
 
-class Timed:
-    """The backend, keeping every generation it returns (their latency and prefill)."""
+def positive(text: str) -> int:
+    """An argparse type: an integer of at least 1."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of at least 1")
+    return int(text)
 
-    def __init__(self, backend: Any) -> None:
-        self._backend, self.generations = backend, []
-        self.info, self.capabilities = backend.info, backend.capabilities
 
-    def count_tokens(self, text: str) -> int:
-        return self._backend.count_tokens(text)
-
-    def generate(self, prompt: str, **kwargs: Any) -> Generation:
-        generation = self._backend.generate(prompt, **kwargs)
-        self.generations.append(generation)
-        return generation
+def choose(items: list[Item], item_id: str | None, longest: str | None) -> Item | None:
+    """The item with id ``item_id``, else the one with the longest prompt among those whose
+    id contains ``longest``; None when there is none."""
+    if item_id is not None:
+        return next((it for it in items if it.id == item_id), None)
+    return max((it for it in items if longest in it.id), key=lambda it: len(it.prompt),
+               default=None)  # fmt: skip
 
 
 def main() -> None:
@@ -63,9 +65,9 @@ def main() -> None:
     chosen = parser.add_mutually_exclusive_group(required=True)
     chosen.add_argument("--id", help="the item's id")
     chosen.add_argument("--longest", metavar="TEXT", help="the longest prompt of ids with TEXT")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=positive, default=2)
     parser.add_argument("--data-dir", default=None)
-    parser.add_argument("--top", type=int, default=20, help="profile lines to print")
+    parser.add_argument("--top", type=positive, default=20, help="profile lines to print")
     args = parser.parse_args()
     suites = Registry.installed().suites
     if args.suite not in suites:
@@ -73,41 +75,48 @@ def main() -> None:
     suite = suites[args.suite]
     options = suite.parse_options({})
     start = time.perf_counter()
-    items = suite.load(require_data_dir(args.data_dir), options).items
-    if args.id:
-        matches = [it for it in items if it.id == args.id]
-    else:
-        matches = [max((it for it in items if args.longest in it.id), key=lambda it: len(it.prompt),
-                       default=None)]  # fmt: skip
-    if not matches or matches[0] is None:
+    try:
+        item = choose(suite.load(require_data_dir(args.data_dir), options).items, args.id,
+                      args.longest)  # fmt: skip
+    except DataError as exc:
+        sys.exit(f"item_profile.py: {args.suite}: {exc}")
+    if item is None:
         sys.exit(f"item_profile.py: no {args.suite} item {args.id or '*' + args.longest + '*'}")
-    item = matches[0]
     items_s = time.perf_counter() - start
     spec = ModelSpec("llama-cpp", default_model_path(), 0, args.threads, default=True)
     start = time.perf_counter()
-    backend = load_backend(spec, [item])
+    try:
+        backend = load_backend(spec, [item])
+    except ModelError as exc:
+        sys.exit(f"item_profile.py: {exc}")
     model_load_s = time.perf_counter() - start
     start = time.perf_counter()
     tokens = backend.count_tokens(item.prompt)
     tokenise_s = time.perf_counter() - start
-    model = Timed(backend)
+    # the run's own path: the calls go through the wrapper a run uses and land in its call log
+    model = CachingBackend(backend.info, "item-profile", lambda: backend)
+    calls: list[dict[str, Any]] = []
     profile = cProfile.Profile()
     start = time.perf_counter()
-    profile.enable()
-    result = suite.run(item, Models(model, model), options)
-    profile.disable()
+    try:
+        with recording_calls(calls):
+            profile.enable()
+            result = suite.run(item, Models(model, model), options)
+    except (ModelError, DataError) as exc:
+        sys.exit(f"item_profile.py: {item.id}: {exc}")
+    finally:
+        profile.disable()
     run_s = time.perf_counter() - start
-    generations = model.generations
     print(json.dumps({
         "item": item.id, "prompt_chars": len(item.prompt), "prompt_tokens": tokens,
         "n_ctx": getattr(backend, "n_ctx", None), "threads": args.threads,
         "items_s": round(items_s, 2), "model_load_s": round(model_load_s, 2),
-        "tokenise_s": round(tokenise_s, 4), "run_s": round(run_s, 2), "calls": len(generations),
-        "model_s": round(sum(g.latency_s for g in generations), 2),
-        "prefill_s": round(sum(g.prefill_s or 0.0 for g in generations), 2),
-        "prompt_tokens_read": sum(g.prompt_tokens - (g.reused_prompt_tokens or 0)
-                                  for g in generations),
-        "generated_tokens": sum(g.completion_tokens for g in generations),
+        "tokenise_s": round(tokenise_s, 4), "run_s": round(run_s, 2), "calls": len(calls),
+        "model_s": round(sum(c["latency_s"] for c in calls), 2),
+        "prefill_s": round(sum(c.get("prefill_s", 0.0) for c in calls), 2),
+        "prompt_tokens_read": sum(c["prompt_tokens"] - (c.get("reused_prompt_tokens") or 0)
+                                  for c in calls),
+        "generated_tokens": sum(c["completion_tokens"] for c in calls),
         "scores": result.scores,
     }, indent=1))  # fmt: skip
     text = io.StringIO()
