@@ -1,16 +1,18 @@
 """Where one item's time goes, on the default model: its suite's ``run`` profiled in process.
 
 Loads the suite's items (``--id`` one of them, or ``--longest`` the one with the longest prompt
-among those whose id contains the text), loads the default model sized for that item as a run
-does (``load_backend``), counts the prompt's tokens, and runs the item through the suite's
+among those whose id contains the text), loads the default model sized for that item through
+the wrapper a run uses (``caching_backend``), counts the prompt's tokens, and runs the item through the suite's
 ``run`` under cProfile. Prints one JSON object of stages in seconds:
 
 - ``items_s``: loading the suite's items and choosing the one;
-- ``model_load_s``: ``load_backend`` for the item (context sized to its prompt: ``n_ctx``);
+- ``model_load_s``: loading the model for the item (context sized to its prompt: ``n_ctx``);
 - ``tokenise_s``: one ``count_tokens`` of the prompt;
 - ``run_s``: the suite's ``run`` (prompt building, every model call, scoring);
-- ``model_s``, ``prefill_s``: the model calls' wall time and the part of it reading prompts
-  (llama.cpp's ``t_p_eval``), from the call log a run keeps; ``run_s - model_s`` is the rest;
+- ``model_s``, ``prefill_s``: the model calls' latencies summed and the part of them reading
+  prompts (llama.cpp's ``t_p_eval``), from the call log a run keeps; ``run_s - model_s`` is
+  the rest when the calls ran one after the other (``lanes`` 1); with chains of calls at
+  once (``lanes`` 2: MINEA's two extractions) the latencies overlap;
 
 then the profile's slowest functions by cumulative time. Run:
 
@@ -34,8 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from extractbench.fixtures.data import require_data_dir  # noqa: E402
-from extractbench.fixtures.models import ModelSpec, load_backend  # noqa: E402
-from extractbench.fixtures.models.wrappers import CachingBackend, recording_calls  # noqa: E402
+from extractbench.fixtures.models import ModelSpec, caching_backend  # noqa: E402
+from extractbench.fixtures.models.wrappers import recording_calls  # noqa: E402
 from extractbench.suites.item import DataError, Item  # noqa: E402
 from extractbench.suites.model import ModelError  # noqa: E402
 from extractbench.suites.model_files import default_model_path  # noqa: E402
@@ -84,17 +86,18 @@ def main() -> None:
         sys.exit(f"item_profile.py: no {args.suite} item {args.id or '*' + args.longest + '*'}")
     items_s = time.perf_counter() - start
     spec = ModelSpec("llama-cpp", default_model_path(), 0, args.threads, default=True)
+    # the run's own path: the calls go through the wrapper a run uses (its lanes too: chains
+    # of calls at once) and land in its call log
+    model = caching_backend(spec, [item], None)
     start = time.perf_counter()
     try:
-        backend = load_backend(spec, [item])
+        backend = model.load()
     except ModelError as exc:
         sys.exit(f"item_profile.py: {exc}")
     model_load_s = time.perf_counter() - start
     start = time.perf_counter()
-    tokens = backend.count_tokens(item.prompt)
+    tokens = backend.count_tokens(item.prompt)  # type: ignore[attr-defined]
     tokenise_s = time.perf_counter() - start
-    # the run's own path: the calls go through the wrapper a run uses and land in its call log
-    model = CachingBackend(backend.info, "item-profile", lambda: backend)
     calls: list[dict[str, Any]] = []
     profile = cProfile.Profile()
     start = time.perf_counter()
@@ -112,6 +115,7 @@ def main() -> None:
         "n_ctx": getattr(backend, "n_ctx", None), "threads": args.threads,
         "items_s": round(items_s, 2), "model_load_s": round(model_load_s, 2),
         "tokenise_s": round(tokenise_s, 4), "run_s": round(run_s, 2), "calls": len(calls),
+        "lanes": max((c.get("lanes", 1) for c in calls), default=1),
         "model_s": round(sum(c["latency_s"] for c in calls), 2),
         "prefill_s": round(sum(c.get("prefill_s", 0.0) for c in calls), 2),
         "prompt_tokens_read": sum(c["prompt_tokens"] - (c.get("reused_prompt_tokens") or 0)

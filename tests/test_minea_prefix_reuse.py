@@ -1,5 +1,7 @@
 """MINEA's calls on one piece share its text as their prompt's prefix, which llama.cpp in
-process takes from its KV cache: the answers must be those of every call prefilled alone."""
+process takes from its KV cache: the answers must be those of every call prefilled alone;
+and a document's two extractions, decoded at once on two contexts, must answer as they do
+one after the other."""
 
 from __future__ import annotations
 
@@ -68,3 +70,43 @@ def test_minea_answers_are_the_same_with_the_shared_prefix_reused_or_not():
     # every call after the first took a prefix from the cache; alone, none did
     assert all(c[2] > 0 for c in reused.calls[1:])
     assert all(c[2] == 0 for c in alone.calls)
+
+
+@pytest.mark.skipif(
+    not (DATA / "minea" / "haystacks_manifest.jsonl").is_file(), reason="no ../shared/data/minea"
+)
+def test_minea_answers_are_the_same_with_the_extractions_at_once_or_one_after_the_other(
+    monkeypatch,
+):
+    """Two pieces of the first MINEA document extracted as the run extracts a document and
+    its control: at once on two lanes (a context each, one thread each) and one after the
+    other on one context with two threads: the same prompts, answers and entities."""
+    from extractbench.fixtures.models import ModelSpec, caching_backend, core_share
+    from extractbench.fixtures.models.call_log import recording_calls
+    from extractbench.fixtures.models.routing import routing
+    from extractbench.suites.chains import run_chains
+    from extractbench.suites.registry import Registry
+
+    monkeypatch.setattr(core_share, "_share", None)  # not a share: the fixed two threads
+    suite = Registry.installed().suites["minea"]
+    item = suite.load(DATA, suite.parse_options(None)).items[0]
+    pieces = [item.prompt[4000:5500], item.prompt[6000:7500]]
+    options = {"piece_chars": 1500, "iterations": 1, "max_tokens": 96, "context_tokens": 4096}
+    chains = [
+        lambda lane, text=text: extract_document(lane, load_schema(), text, **options)
+        for text in pieces
+    ]
+    spec = ModelSpec("llama-cpp", default_model_path(), 0, 2, default=True)
+    results, logs = [], []
+    for at_once in (True, False):
+        model = caching_backend(spec, [item], None)
+        if not at_once:
+            model.lanes = None
+        log: list[dict] = []
+        with routing(item.group), recording_calls(log):
+            results.append(run_chains(model, chains))
+        logs.append(log)
+    assert {c.get("lanes") for c in logs[0]} == {2} and "lanes" not in logs[1][0]
+    assert [(c["key"], c["text"]) for c in logs[0]] == [(c["key"], c["text"]) for c in logs[1]]
+    assert [r.entities for r in results[0]] == [r.entities for r in results[1]]
+    assert any(r.entities for r in results[0])  # entities, not only empty lists

@@ -5,11 +5,13 @@ plain function behind ``test_minea``)."""
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from extractbench.suites.chains import run_chains
 from extractbench.suites.item import Item
 from extractbench.suites.minea.encoder import load_encoder
 from extractbench.suites.minea.extraction import Extraction, extract_document
@@ -24,7 +26,9 @@ from extractbench.suites.model import Backend, Generation
 if TYPE_CHECKING:
     from extractbench.suites.minea.suite import MineaOptions
 
-__all__ = ["DocumentResult", "evaluate_document"]
+__all__ = ["DocumentResult", "evaluate_document", "load_scorers"]
+
+_SCORERS_LOCK = threading.Lock()
 
 
 @dataclass
@@ -87,6 +91,19 @@ def _hits(
     return hits
 
 
+def load_scorers(encoder_name: str, wordnet: bool = True) -> None:
+    """Load what the quality scores need, once per process: the sentence encoder (with
+    ``encoder_name`` ``minilm``) and, with ``wordnet``, WordNet for METEOR (when
+    installed). A lock keeps two chains from loading them twice at once."""
+    from extractbench.suites.meteor import wordnet_reader
+
+    with _SCORERS_LOCK:
+        if encoder_name == "minilm":
+            load_encoder()
+        if wordnet:
+            wordnet_reader()
+
+
 def evaluate_document(
     item: Item,
     model: Backend,
@@ -115,15 +132,27 @@ def evaluate_document(
         "piece_chars": options.piece_chars, "iterations": options.iterations,
         "max_tokens": options.max_tokens, "context_tokens": options.context_tokens,
     }  # fmt: skip
-    extraction = extract_document(
-        model, schema, item.prompt, reextract=options.lost_in_the_middle, **settings
-    )
-    control = None
+    chains: list[Callable[[Backend], Extraction]] = [
+        lambda lane: extract_document(
+            lane, schema, item.prompt, reextract=options.lost_in_the_middle, **settings
+        )
+    ]
     if options.control:  # the same calls on the haystack: cached, so once per document
         haystack = remove_needles(
             item.prompt, [Placement(i, 0, start, end) for i, start, end in item.meta["placements"]]
         )
-        control = extract_document(model, schema, haystack, **settings)
+
+        def control_then_scorers(lane: Backend) -> Extraction:
+            # the control is the shorter chain: loading the scorers after it overlaps the
+            # end of the enriched extraction when the two run at once
+            done = extract_document(lane, schema, haystack, **settings)
+            load_scorers(encoder_name, wordnet is None)
+            return done
+
+        chains.append(control_then_scorers)
+    # the two extractions share nothing: the run's model may decode them at once
+    extraction, *rest = run_chains(model, chains)
+    control = rest[0] if rest else None
     encoder = load_encoder() if encoder_name == "minilm" else None
     entities = [e for _, _, e in extraction.entities]
     control_entities = [e for _, _, e in control.entities] if control else []
