@@ -223,6 +223,38 @@ def test_template_needles_are_deterministic_unique_and_cover_every_type():
         assert "\n" not in needle.paragraph and len(needle.keywords) >= 5
 
 
+def test_template_needles_do_not_depend_on_the_day_they_are_made(monkeypatch):
+    """A date drawn relative to today ("-8y") would change the needle set, and with it
+    the items, with the calendar: every date or time a template asks Faker for is
+    bounded by fixed dates."""
+    import datetime
+
+    from extractbench.suites.minea import needlegen
+    from faker import Faker
+
+    asked: list[tuple[str, tuple]] = []
+
+    class DatesAsked:
+        def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+            self._fake = Faker(*args, **kwargs)
+
+        def __getattr__(self, name: str):  # noqa: ANN204
+            attr = getattr(self._fake, name)
+            if not any(w in name for w in ("date", "time", "year", "month", "past", "future")):
+                return attr
+
+            def call(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+                asked.append((name, args + tuple(kwargs.values())))
+                return attr(*args, **kwargs)
+
+            return call
+
+    monkeypatch.setattr(needlegen, "Faker", DatesAsked)
+    template_needles(load_schema(), 5, seed=0)
+    assert asked  # the Event template draws its month from Faker
+    assert all(isinstance(a, datetime.date) for _, args in asked for a in args), asked
+
+
 def test_extended_schema_types_get_needles_too(tmp_path):
     path = tmp_path / "schema.json"
     path.write_text(json.dumps({"format": "extractbench-minea-schema",

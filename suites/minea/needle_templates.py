@@ -10,12 +10,15 @@ one for the other).
 
 from __future__ import annotations
 
+import datetime
 import random
 import string
 from collections.abc import Callable
 
 from extractbench.suites.minea import vocabulary as V
 from faker import Faker
+
+EVENT_DATES = (datetime.date(2017, 1, 1), datetime.date(2024, 12, 31))  # an event's month
 
 __all__ = ["Template", "GENERATORS"]
 
@@ -72,7 +75,9 @@ def _product(f: Faker, r: random.Random) -> Template:
 def _event(f: Faker, r: random.Random) -> Template:
     topic, city = r.choice(V.TOPICS), f.city()
     name = f"{city} {topic} {r.choice(V.EVENTS)}"
-    date, org = f.date_between("-8y", "-1y").strftime("%B %Y"), f.company()
+    # a fixed window: one relative to today would change the needle set with the calendar
+    when = f.date_between(EVENT_DATES[0], EVENT_DATES[1])
+    date, org = when.strftime("%B %Y"), f.company()
     audience, outcome = r.choice(V.AUDIENCES), r.choice(V.OUTCOMES)
     kw = [topic.lower(), date, org, city, audience, outcome]
     para = (

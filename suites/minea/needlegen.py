@@ -32,8 +32,9 @@ __all__ = [
 ]
 
 
-# 2: every keyword drawn per needle (version 1 had 3-4 fixed keywords per type)
-TEMPLATES_VERSION = 2
+# 2: every keyword drawn per needle (version 1 had 3-4 fixed keywords per type); 3: an
+# event's date drawn from a fixed window (2 drew it relative to the day of the run)
+TEMPLATES_VERSION = 3
 
 
 def template_header(schema: Schema, per_type: int, seed: int) -> dict[str, object]:
