@@ -59,3 +59,39 @@ def test_a_bad_documents_folder_is_one_line_and_exit_4(pytester, documents, mess
     result = _run(pytester, documents)
     assert result.ret == 4
     assert message in result.stdout.str() + result.stderr.str()
+
+
+def test_the_items_are_built_once_and_rebuilt_when_an_input_or_the_code_changes(
+    pytester, monkeypatch
+):
+    """The infused documents are cached as derived data: a second load reads them back
+    (equal, item for item) without building; a changed document, option or code builds
+    them again."""
+    from extractbench.suites.minea import items as minea_items
+    from extractbench.suites.minea.suite import MineaOptions
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(pytester.path / "cache"))
+    _documents(pytester)
+    opts = MineaOptions(documents=str(pytester.path / "mydocs"), encoder="tfidf")
+    real_build, builds = minea_items._build, []
+
+    def counted(*args):  # noqa: ANN002
+        builds.append(1)
+        return real_build(*args)
+
+    monkeypatch.setattr(minea_items, "_build", counted)
+    first = minea_items.load_items(None, opts)
+    again = minea_items.load_items(None, opts)
+    assert len(builds) == 1 and [it.to_json() for it in again.items] == [
+        it.to_json() for it in first.items
+    ]
+    assert again.notes["needle_set"] == first.notes["needle_set"]
+    assert list((pytester.path / "cache" / "extractbench" / "derived").glob("minea-items-*"))
+    minea_items.load_items(None, opts.model_copy(update={"seed": 1}))
+    assert len(builds) == 2  # another option
+    (pytester.path / "mydocs" / "a.txt").write_text("One new paragraph of a contract.\n\n" * 30)
+    changed = minea_items.load_items(None, opts)
+    assert len(builds) == 3 and changed.items[0].prompt != first.items[0].prompt
+    monkeypatch.setattr(minea_items, "_code_digest", lambda: "another build of the code")
+    minea_items.load_items(None, opts)
+    assert len(builds) == 4

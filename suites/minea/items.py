@@ -13,14 +13,18 @@ text is the enriched document; the extraction itself makes several calls (see
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import json
 import random
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from extractbench.suites.derived_cache import digest_of
+from extractbench.suites import item as item_module
+from extractbench.suites.derived_cache import cached_json, digest_of
 from extractbench.suites.files import data_file, inside, read_text
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.jsonl import iter_jsonl
@@ -163,28 +167,45 @@ def _haystacks(
     return found, note
 
 
-def load_items(data_dir: Path | None, opts: MineaOptions = DEFAULTS) -> SuiteData:
-    """Build the MINEA suite from ``data_dir/minea`` (or ``opts.documents``).
+@functools.cache
+def _code_digest() -> str:
+    """Digest of what builds the items: this suite's code, the item's JSON form and the
+    Faker release the template needles draw from (a change rebuilds the cached items)."""
+    sources = sorted(Path(__file__).parent.glob("*.py")) + [Path(item_module.__file__)]
+    return digest_of([*(p.read_bytes() for p in sources), metadata.version("faker")])
+
+
+def _items_key(
+    opts: MineaOptions, schema: Schema, haystacks: Sequence[tuple[str, Path, str]],
+    texts: Sequence[str],
+) -> str:  # fmt: skip
+    """Digest of every input the items depend on (:func:`_build`)."""
+    needles = b""
+    if opts.needles:
+        with contextlib.suppress(OSError):  # unreadable: _build's needle_set says so
+            needles = Path(opts.needles).read_bytes()
+    parts: list[bytes | str] = [_code_digest(), json.dumps(dump_options(opts), sort_keys=True),
+                                repr((schema.types, schema.common)), needles]  # fmt: skip
+    for (doc_id, _, panel), text in zip(haystacks, texts, strict=True):
+        parts += [doc_id, panel, text]
+    return digest_of(parts)
+
+
+def _build(
+    opts: MineaOptions, schema: Schema, haystacks: Sequence[tuple[str, Path, str]],
+    texts: Sequence[str],
+) -> dict[str, Any]:  # fmt: skip
+    """Every document infused with its needles: ``{"items": [Item.to_json()...],
+    "needle_set": {...}}``.
 
     Raises:
-        DataMissing: the manifest is absent.
-        DataError: a malformed manifest line, a missing haystack, a bad schema or needle
-            file, an encoder asked for and not installed, or needles that cannot fill a
-            haystack to ``min_share``.
+        DataError: see :func:`load_items`.
     """
-    try:
-        encoder = resolve_encoder(opts.encoder)
-    except ValueError as exc:
-        raise DataError(str(exc)) from None
-    haystacks, data_note = _haystacks(data_dir, opts.documents)
-    schema = load_schema(opts.schema_file)
     chosen = needle_set(opts, schema)
     order = deal(chosen.needles, opts.seed)
-
     items: list[Item] = []
     cursor = 0
-    for doc_id, path, panel in haystacks:
-        haystack = read_text(path)
+    for (doc_id, path, panel), haystack in zip(haystacks, texts, strict=True):
         ahead = [order[(cursor + i) % len(order)] for i in range(min(len(order), WINDOW))]
         window, skipped = select_needles(haystack, ahead)  # new names, distinct keywords
         rng = random.Random(f"infuse/{opts.seed}/{doc_id}")
@@ -219,15 +240,45 @@ def load_items(data_dir: Path | None, opts: MineaOptions = DEFAULTS) -> SuiteDat
                 max_tokens=opts.max_tokens,
             )
         )
-    notes = {
-        "source": "MINEA: Assessing the quality of information extraction (NeurIPS 2024 submission)",
-        "data": data_note,
+    return {
+        "items": [item.to_json() for item in items],
         "needle_set": {
             "sha256": chosen.sha256,
             "source": chosen.path,
             "header": chosen.header,
             "needles": len(chosen.needles),
         },
+    }
+
+
+def load_items(data_dir: Path | None, opts: MineaOptions = DEFAULTS) -> SuiteData:
+    """Build the MINEA suite from ``data_dir/minea`` (or ``opts.documents``); the items
+    are cached as derived data (:mod:`suites.derived_cache`), keyed by the documents, the
+    options, the schema, the needle file and the code that builds them.
+
+    Raises:
+        DataMissing: the manifest is absent.
+        DataError: a malformed manifest line, a missing haystack, a bad schema or needle
+            file, an encoder asked for and not installed, or needles that cannot fill a
+            haystack to ``min_share``.
+    """
+    try:
+        encoder = resolve_encoder(opts.encoder)
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
+    haystacks, data_note = _haystacks(data_dir, opts.documents)
+    schema = load_schema(opts.schema_file)
+    texts = [read_text(path) for _, path, _ in haystacks]
+    built = cached_json(
+        "minea-items",
+        _items_key(opts, schema, haystacks, texts),
+        lambda: _build(opts, schema, haystacks, texts),
+    )
+    items = [Item.from_json(row) for row in built["items"]]
+    notes = {
+        "source": "MINEA: Assessing the quality of information extraction (NeurIPS 2024 submission)",
+        "data": data_note,
+        "needle_set": built["needle_set"],
         "schema": {"path": schema.path, "types": list(schema.types)},
         "options": {**dump_options(opts), "encoder": encoder},
         "prompts": "extraction, needle and judge prompts written after the paper's "
