@@ -5,7 +5,9 @@ among the lanes (fixtures/models/core_share.py)."""
 
 from __future__ import annotations
 
+import signal
 import threading
+import time
 
 import pytest
 from extractbench.fixtures.models import core_share
@@ -217,3 +219,32 @@ def test_the_cache_answers_from_several_threads(tmp_path):
     for thread in threads:
         thread.join()
     assert errors == [] and cache.hits == 150
+
+
+def test_ctrl_c_delivered_to_a_lane_thread_stops_the_chains_at_their_next_call():
+    """The system may hand SIGINT to any thread; Python's handler runs in the main thread,
+    which must wake while it waits for the lanes: KeyboardInterrupt comes at once, and each
+    lane stops before its next call instead of running its chain to the end."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signal handlers are installed from the main thread only")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    calls: list[str] = []
+
+    def slow(name: str):
+        def run(lane: Backend) -> str:
+            for n in range(100):
+                if n == 2 and name == "a":
+                    signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # to this lane
+                time.sleep(0.02)
+                calls.append(lane.generate(f"{name}{n}", max_tokens=1).text)
+            return name
+
+        return run
+
+    started = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_chains(caching([], lanes=2), [slow("a"), slow("b")])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert len(calls) < 50 and time.monotonic() - started < 1.5, (len(calls), calls[-3:])
