@@ -106,7 +106,7 @@ def test_the_log_is_in_chain_order_when_the_first_chain_ends_last():
     assert done == ["b"] and [entry["text"] for entry in log] == ["a!", "b!"]
 
 
-def test_one_lane_runs_the_chains_one_after_the_other_in_the_callers_thread():
+def test_one_lane_runs_the_chains_one_after_the_other():
     made: list[Echo] = []
     model = caching(made, lanes=1)
     done: list[str] = []
@@ -114,10 +114,42 @@ def test_one_lane_runs_the_chains_one_after_the_other_in_the_callers_thread():
     with routing("g"), recording_calls(log):
         results = run_chains(model, [chain("a", 2, done), chain("b", 1, done)])
     assert results == ["a!!", "b!"] and done == ["a", "b"] and len(made) == 1
-    here = threading.current_thread().name
-    assert made[0].calls == [("a", "g", here), ("a!", "g", here), ("b", "g#chain1", here)]
+    lane = "chain-lane-0"
+    assert made[0].calls == [("a", "g", lane), ("a!", "g", lane), ("b", "g#chain1", lane)]
     assert [entry["text"] for entry in log] == ["a!", "a!!", "b!"]
     assert [entry["chain"] for entry in log] == [0, 0, 1] and "lanes" not in log[0]
+
+
+def test_a_chain_waiting_to_start_takes_a_second_lane_once_the_process_has_its_threads():
+    """One lane allowed when the chains start (a neighbour still holds its cores); two
+    once the first chain has begun: the second chain starts on lane 1 while the first
+    still runs, not after it."""
+    made: list[Echo] = []
+    allowed = [1]
+    second_started = threading.Event()
+
+    def backend(index: int) -> CachingBackend:
+        return CachingBackend(
+            INFO, "echo", lambda: Echo(made, None), None, label=f"lane {index + 1}" if index else "",
+            lanes=Lanes(lambda: allowed[0], backend) if index == 0 else None,
+        )  # fmt: skip
+
+    def first(lane: Backend) -> str:
+        text = lane.generate("a", max_tokens=4).text
+        allowed[0] = 2  # the neighbour's cores come to this process
+        assert second_started.wait(timeout=10), "the second chain waited for the first"
+        return lane.generate(text, max_tokens=4).text
+
+    def second(lane: Backend) -> str:
+        second_started.set()
+        return lane.generate("b", max_tokens=4).text
+
+    log: list[dict] = []
+    with routing("g"), recording_calls(log):
+        assert run_chains(backend(0), [first, second]) == ["a!!", "b!"]
+    threads = sorted((e.calls[0][2], e.calls[0][0]) for e in made)
+    assert threads == [("chain-lane-0", "a"), ("chain-lane-1", "b")]
+    assert [(entry["chain"], entry["lanes"]) for entry in log] == [(0, 2), (0, 2), (1, 2)]
 
 
 def test_the_lanes_share_the_cache_and_a_cached_chain_loads_nothing(tmp_path):
