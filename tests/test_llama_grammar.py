@@ -1,6 +1,7 @@
-"""Greedy decoding under a grammar with the best token checked first gives the same tokens
+"""Greedy decoding under a grammar with the best tokens checked first gives the same tokens
 as llama-cpp-python's whole-vocabulary check (fixtures/models/llama_grammar.py), on the
-default model: where the model's best token is allowed and where it is not."""
+default model: where the model's best token is allowed, where one of its best few is, and
+where none of them is."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ SOME_ENTITY = ENTITY_GRAMMAR.replace(
     'root ::= "[" ws entity ("," ws entity){0,7} ws "]"',
 )
 DIGITS = 'root ::= [0-9]+ "." [0-9]+'  # the model's best token is rarely a digit here
+RARE = 'root ::= "ǂ" [0-9]'  # a click letter: none of the model's best few tokens here
 TEXT = (
     "Dr. Alice Smith, chief scientist of Acme Diagnostics in Oslo, met the Norwegian Medicines "
     "Agency about the Zenvia sodium assay; the agency cleared it in March 2021."
@@ -37,13 +39,17 @@ def test_the_grammar_is_the_same_whichever_token_is_checked_first(pair):
         (PROMPT.format(schema="Person: name, jobTitle\nOrganization: name", piece=TEXT)
          + FIRST_CUE, SOME_ENTITY, 48),
         ("The assay's result for sample 7, in mmol/L, was", DIGITS, 8),
+        ("The assay's result for sample 7, in mmol/L, was", RARE, 4),
     ]  # fmt: skip
     for prompt, grammar, budget in cases:
         a = fast.generate(prompt, max_tokens=budget, grammar=grammar)
         b = slow.generate(prompt, max_tokens=budget, grammar=grammar)
         assert (a.text, a.completion_tokens) == (b.text, b.completion_tokens), prompt[-40:]
-    # both ways of deciding a step were taken: the best token allowed, and not allowed
-    assert fast.grammar_steps.get("first", 0) > 0 and fast.grammar_steps.get("full", 0) > 0
+    # every way of deciding a step was taken: the best token allowed, one of the best few,
+    # and the whole vocabulary
+    assert {how: n > 0 for how, n in fast.grammar_steps.items()} == {
+        "first": True, "top": True, "full": True
+    }, fast.grammar_steps
 
 
 def test_free_decoding_keeps_llama_cpp_python_s_own_chain(pair):
