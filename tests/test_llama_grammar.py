@@ -47,9 +47,8 @@ def test_the_grammar_is_the_same_whichever_token_is_checked_first(pair):
         assert (a.text, a.completion_tokens) == (b.text, b.completion_tokens), prompt[-40:]
     # every way of deciding a step was taken: the best token allowed, one of the best few,
     # and the whole vocabulary
-    assert {how: n > 0 for how, n in fast.grammar_steps.items()} == {
-        "first": True, "top": True, "full": True
-    }, fast.grammar_steps
+    taken = {how for how, n in fast.grammar_steps.items() if n > 0}
+    assert taken == {"first", "top", "full"}, fast.grammar_steps
 
 
 def test_free_decoding_keeps_llama_cpp_python_s_own_chain(pair):
