@@ -154,6 +154,11 @@ def test_speed_of_logged_calls():
     [(suite, stats)] = speed_stats([{"suite": "s", "calls": calls}]).items()
     assert suite == "s" and stats.prefill_tokens_per_s == 100 and stats.decode_tokens_per_s == 20
     assert stats.latency_max_s == 1.0 and stats.cached_share == 0.5 and stats.items_per_s == 1.0
+    # the prefix-cache hit rate over the calls answered in this run that report reuse
+    assert stats.reused_prompt_tokens == 50 and stats.prefix_reuse_share == 0.5
+    unreported = speed_stats([{"suite": "s", "calls": [{"prompt_tokens": 100, "latency_s": 1.0}]}])
+    assert unreported["s"].reused_prompt_tokens is None
+    assert unreported["s"].prefix_reuse_share is None
     slower = speed_stats([{"suite": "s", "calls": [{**calls[0], "latency_s": 1.5}]}])
     [change] = [
         c for c in speed_changes(slower, {"s": stats}, 0.4) if c.metric == "s/latency_max_s"

@@ -38,7 +38,7 @@ LOWER_IS_BETTER: dict[str, bool] = {
 SPEED_METRICS = (
     "items_per_s", "prompt_tokens", "generated_tokens", "prefill_tokens_per_s",
     "decode_tokens_per_s", "latency_p50_s", "latency_p95_s", "latency_max_s", "calls",
-    "cached_calls", "cached_share",
+    "cached_calls", "cached_share", "prefix_reuse_share",
 )  # fmt: skip
 
 
@@ -57,6 +57,11 @@ class SpeedStats(BaseModel):
         latency_p50_s, latency_p95_s, latency_max_s: per call, numpy's linear percentile.
         calls, cached_calls: every call logged, and those the cache or a record answered.
         cached_share: cached_calls / calls.
+        reused_prompt_tokens: prompt tokens the backend took from its KV cache (a prefix
+            the call shares with the one before on its sequence), over calls whose backend
+            reports it (None: none did).
+        prefix_reuse_share: the prefix-cache hit rate, ``reused_prompt_tokens`` / those
+            calls' prompt tokens (None: none reported, or no prompt tokens).
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -72,6 +77,8 @@ class SpeedStats(BaseModel):
     calls: int = 0
     cached_calls: int = 0
     cached_share: float | None = None
+    reused_prompt_tokens: int | None = None
+    prefix_reuse_share: float | None = None
 
 
 class SpeedChange(BaseModel):
@@ -101,6 +108,8 @@ def _suite_stats(calls: list[dict[str, Any]], items: int) -> SpeedStats:
         int(c.get("prompt_tokens", 0)) - int(c.get("reused_prompt_tokens") or 0) for c in split
     )
     decode_s = math.fsum(float(c.get("latency_s") or 0.0) - float(c["prefill_s"]) for c in split)
+    reporting = [c for c in live if c.get("reused_prompt_tokens") is not None]
+    reused = sum(int(c["reused_prompt_tokens"]) for c in reporting)
     latencies = np.array([float(c.get("latency_s") or 0.0) for c in live])
     p50, p95 = np.percentile(latencies, [50, 95]) if live else (None, None)
     return SpeedStats(
@@ -117,6 +126,8 @@ def _suite_stats(calls: list[dict[str, Any]], items: int) -> SpeedStats:
         calls=len(calls),
         cached_calls=len(calls) - len(live),
         cached_share=_ratio(len(calls) - len(live), len(calls)),
+        reused_prompt_tokens=reused if reporting else None,
+        prefix_reuse_share=_ratio(reused, sum(int(c.get("prompt_tokens", 0)) for c in reporting)),
     )
 
 
