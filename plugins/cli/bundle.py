@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from extractbench.plugins.verdict.exit_codes import USAGE_ERROR
+from extractbench.suites.links import docs_url
 
 __all__ = ["add_bundle_parser", "bundle_command"]
 
@@ -32,7 +33,7 @@ def add_bundle_parser(sub: argparse._SubParsersAction) -> None:
         "--part-size with a manifest of SHA-256 digests (bundle.json) and install.py. On the "
         "offline machine: python3 install.py DIR (or extractbench bundle install DIR) checks "
         "the digests, installs with pip --no-index, builds llama-cpp-python and llama-server "
-        "for the visible GPU (CPU when none) and runs extractbench doctor (docs/ci.md).",
+        f"for the visible GPU (CPU when none) and runs extractbench doctor ({docs_url('docs/ci.md')}).",
     )
     bun.add_argument("-o", "--out", metavar="DIR", help="folder to write the bundle into")
     bun.add_argument("--python", default=here, metavar="X.Y",

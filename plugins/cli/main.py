@@ -77,6 +77,7 @@ from extractbench.plugins.cli.server import doctor_command, server_command
 from extractbench.plugins.cli.suites import add_suites_parser, suites_command
 from extractbench.plugins.outputs.record_io import RecordError
 from extractbench.plugins.verdict.exit_codes import OUTPUT_ERROR, USAGE_ERROR
+from extractbench.suites.links import docs_url
 from extractbench.suites.registry import Registry, RegistryError
 
 __all__ = ["main"]
@@ -147,9 +148,9 @@ def _main(argv: list[str] | None) -> int:
         description="Work with extractbench run records (report, merge, schema), the suites "
         "(suites: items, caps, options, metrics), the pinned benchmark data (data), the llama-server for --serve (server), this machine's GPUs "
         "and backends (doctor), and the suites' own commands (MINEA: needles).",
-        epilog="Documentation: docs/usage.md (every command and option), docs/ci.md (CI "
-        "recipes), docs/reports.md (reports, exports, compare); pytest's options: pytest --help, "
-        "section extractbench.",
+        epilog=f"Documentation: {docs_url('usage.md')} (every command and option), "
+        f"{docs_url('ci.md')} (CI recipes), {docs_url('reports.md')} (reports, exports, "
+        "compare); pytest's options: pytest --help, section extractbench.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser(
@@ -275,7 +276,7 @@ def _main(argv: list[str] | None) -> int:
         "offloads to a GPU, llama.cpp's system info and GPUs; torch, its CUDA, the GPUs torch "
         "sees, MPS; what --n-gpu-layers auto, --flash-attn auto, --device auto and --dtype "
         "auto pick here; how xdist workers map to GPUs; and the install command for a GPU "
-        "build where this one has none (docs/backends.md). Exits 0.",
+        f"build where this one has none ({docs_url('backends.md')}). Exits 0.",
     )
     add_bundle_parser(sub)
     args = parser.parse_args(argv)

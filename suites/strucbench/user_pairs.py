@@ -17,6 +17,7 @@ from typing import Any
 
 from extractbench.suites.item import DataError, Item
 from extractbench.suites.jsonl import check_fields, iter_jsonl
+from extractbench.suites.links import docs_url
 from extractbench.suites.strucbench import render
 from extractbench.suites.strucbench.pair_item import FORMATS, make_item
 from extractbench.suites.strucbench.tables import PARSERS, TableParseError
@@ -76,7 +77,7 @@ def user_items(path_text: str, max_cells: int) -> tuple[list[Item], dict[str, An
             raise DataError(f"{where}: {exc}") from None
     if not rows:
         raise DataError(
-            f"{path}: no items (one JSON object per line, see docs/suites/strucbench.md)"
+            f"{path}: no items (one JSON object per line, see {docs_url('docs/suites/strucbench.md')})"
         )
     if not items:
         raise DataError(f"{path}: no item: every table has more than strucbench.max_cells="

@@ -13,6 +13,7 @@ from typing import Any
 
 from extractbench.suites.files import data_file
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
+from extractbench.suites.links import docs_url, install_command
 from extractbench.suites.suite_options import dump_options
 from extractbench.suites.tablebench import dp as tablebench
 from extractbench.suites.tablebench.suite import TableBenchOptions
@@ -35,7 +36,7 @@ def load_tablebench(data_dir: Path, opts: TableBenchOptions = DEFAULTS) -> Suite
     examples_path = data_file(data_dir, tablebench.EXAMPLES_FILE)
     for path in (test_path, examples_path):
         if not path.is_file():
-            raise DataMissing(f"{path} not found (see docs/data.md#tablebench)")
+            raise DataMissing(f"{path} not found (see {docs_url('docs/data.md#tablebench')})")
     fields = ("id", "qtype", "qsubtype", "table", "question", "answer")
     templates = tablebench.dp_templates(
         read := tablebench.read_jsonl(examples_path, (*fields, "instruction"))
@@ -97,7 +98,7 @@ def tablebench_from_hub(opts: TableBenchOptions = DEFAULTS) -> SuiteData:
         import datasets
     except ImportError:
         raise DataError(
-            "tablebench.source=hub needs the datasets library: pip install -e '.[hub]'"
+            f"tablebench.source=hub needs the datasets library: {install_command('hub')}"
         ) from None
     try:
         rows = datasets.load_dataset(opts.dataset, split=opts.split)

@@ -12,6 +12,7 @@ from typing import Any
 from extractbench.suites.derived_cache import digest_of
 from extractbench.suites.files import read_text
 from extractbench.suites.item import DataError
+from extractbench.suites.links import docs_url
 from extractbench.suites.tableqa.html import HTMLTableError, html_to_table
 from extractbench.suites.tableqa.questions import filter_counts, sample_questions
 from extractbench.suites.tableqa.subsets import SubsetQuestions
@@ -78,7 +79,7 @@ def user_questions(
         raise DataError(
             f"tableqa.tables={folder_text}: no question: no table of {MIN_WIDTH}-{MAX_WIDTH} "
             f"columns and {MIN_HEIGHT}-{MAX_HEIGHT} rows has a cell its row's other cells "
-            "identify uniquely (docs/suites/tableqa.md)"
+            f"identify uniquely ({docs_url('docs/suites/tableqa.md')})"
         )
     filters = filter_counts(tables, MAX_WIDTH, MAX_HEIGHT)
     built = SubsetQuestions(tables, questions, {}, {"size": outside}, filters, None)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from extractbench.suites.files import data_file, read_text
 from extractbench.suites.item import DataError, DataMissing
+from extractbench.suites.links import docs_url
 from extractbench.suites.tableqa.html import HTMLTableError, html_to_table
 from extractbench.suites.tableqa.tables import Table
 
@@ -37,7 +38,7 @@ def wiki_html_files(data_dir: Path) -> list[Path]:
     root = data_dir / WTQ_DIR
     files = [data_file(data_dir, p.relative_to(data_dir)) for p in sorted(root.glob("*/*.html"))]
     if not files:
-        raise DataMissing(f"{root}/*/*.html not found (see docs/data.md#tableqa)")
+        raise DataMissing(f"{root}/*/*.html not found (see {docs_url('docs/data.md#tableqa')})")
     return files
 
 
