@@ -11,7 +11,7 @@ import sys
 import pytest
 from extractbench.fixtures.models.fake import DECODE_TOKENS_PER_S, PREFILL_TOKENS_PER_S
 from extractbench.plugins.verdict.gates import MEAN_N_FLOOR, GateError, parse_gate
-from extractbench.plugins.verdict.speed import speed_changes, speed_stats
+from extractbench.plugins.verdict.speed import change_text, speed_changes, speed_stats
 
 from tests.test_plugin import MODES, run
 
@@ -121,7 +121,9 @@ def test_a_slowdown_beyond_max_slowdown_fails_the_baseline_check(toy):
     assert result.ret == 1
     change = next(c for c in record["baseline"]["speed"] if c["metric"] == "toy/latency_p95_s")
     assert change["slowdown"] == pytest.approx(1.0) and change["failed"] is True
-    result.stdout.fnmatch_lines(["speed toy/latency_p95_s: *100.0% slower*SPEED CHECK FAILED"])
+    result.stdout.fnmatch_lines(
+        ["speed toy/latency_p95_s: p95 * vs * s, 2.00x slower than the baseline*SPEED CHECK FAILED"]
+    )
     result, record = run(toy, [], *args, "--max-slowdown", "1.5")
     assert result.ret == 0 and not any(c["failed"] for c in record["baseline"]["speed"])
     result, _ = run(toy, [], "--max-slowdown", "0.5")
@@ -164,3 +166,17 @@ def test_speed_of_logged_calls():
         c for c in speed_changes(slower, {"s": stats}, 0.4) if c.metric == "s/latency_max_s"
     ]
     assert change.slowdown == pytest.approx(0.5) and change.failed
+    assert change_text(change) == "max 1.5 vs 1 s, 1.50x slower"
+
+
+def test_a_speed_change_reads_as_the_two_rates_and_their_factor():
+    """A rate that grew 54 times reads "54x faster", not "98.2% faster"."""
+    def text(metric, current, base):
+        return change_text({"metric": f"fda/{metric}", "current": current, "baseline": base})
+
+    assert text("items_per_s", 14.64, 0.27) == "14.6 vs 0.27 items/s, 54x faster"
+    assert text("items_per_s", 0.27, 14.64) == "0.27 vs 14.6 items/s, 54x slower"
+    assert text("decode_tokens_per_s", 30.0, 40.0) == "30 vs 40 tokens/s, 1.33x slower"
+    assert text("latency_p50_s", 0.5, 1.0) == "p50 0.5 vs 1 s, 2.00x faster"
+    assert text("latency_p95_s", 1.0, 1.0) == "p95 1 vs 1 s, the same"
+    assert text("items_per_s", None, 1.0) == "-"

@@ -23,7 +23,7 @@ from extractbench.plugins.outputs.record import ItemEntry, RunRecord
 from extractbench.plugins.outputs.record_io import RecordError, load_record
 from extractbench.plugins.verdict.baseline import Comparison, compare_records
 from extractbench.plugins.verdict.exit_codes import OUTPUT_ERROR, USAGE_ERROR
-from extractbench.plugins.verdict.speed import speed_changes, speed_stats
+from extractbench.plugins.verdict.speed import change_text, speed_changes, speed_stats
 from extractbench.suites.files import atomic_write
 
 __all__ = ["ItemChange", "RecordComparison", "compare_runs", "compare_lines", "compare_command"]
@@ -144,8 +144,7 @@ def _speed_lines(result: RecordComparison) -> list[str]:
         speed_stats(it.model_dump() for it in result.old.items), None,
     )  # fmt: skip
     lines = [
-        f"  {c.metric}: {c.baseline:.4g} -> {c.current:.4g} "
-        f"({abs(c.slowdown):.1%} {'slower' if c.slowdown > 0 else 'faster'})"
+        f"  {c.metric}: {change_text(c)}"
         for c in changes
         if c.slowdown is not None
     ]

@@ -4,7 +4,7 @@ show them (the figures are the record's ``speed``: ``plugins.verdict.speed``).""
 from __future__ import annotations
 
 from extractbench.plugins.outputs.record import GateEntry, RunRecord
-from extractbench.plugins.verdict.speed import SpeedStats
+from extractbench.plugins.verdict.speed import SpeedStats, change_text
 
 __all__ = [
     "COLUMNS",
@@ -51,11 +51,10 @@ def _change_lines(record: RunRecord) -> list[str]:
     for c in base.speed:
         if c.slowdown is None:
             continue
-        word = "slower" if c.slowdown > 0 else "faster"
         limit = "" if base.max_slowdown is None else f" (--max-slowdown {base.max_slowdown:g})"
         lines.append(
-            f"speed {c.metric}: {c.baseline:.4g} -> {c.current:.4g}, {abs(c.slowdown):.1%} {word} "
-            f"than the baseline{limit}" + ("  SPEED CHECK FAILED" if c.failed else "")
+            f"speed {c.metric}: {change_text(c)} than the baseline{limit}"
+            + ("  SPEED CHECK FAILED" if c.failed else "")
         )
     return lines
 

@@ -15,6 +15,7 @@ from extractbench.plugins.verdict.exit_codes import (
     USAGE_ERROR,
 )
 from extractbench.plugins.verdict.gates import short_of_n
+from extractbench.plugins.verdict.speed import change_text
 
 if TYPE_CHECKING:
     from extractbench.plugins.outputs.record import RunRecord, Selection
@@ -97,7 +98,7 @@ def exit_status(
             if c["failed"]
         ]
         reasons += [
-            f"speed check {c['metric']} failed: {c['slowdown']:+.1%} slower than the baseline, "
+            f"speed check {c['metric']} failed: {change_text(c)} than the baseline, "
             f"beyond --max-slowdown {baseline.get('max_slowdown')}"
             for c in baseline.get("speed", [])
             if c["failed"]
