@@ -531,6 +531,37 @@ def test_distribution_plot_histograms_item_scores(tmp_path):
     assert not (tmp_path / "x.png").exists()
 
 
+def test_chart_titles_fit_their_figure(tmp_path, monkeypatch):
+    """A long model name and run id wrap inside the figure instead of running off its edge
+    (the score chart's title was cut off)."""
+    from extractbench.plugins.outputs import plots
+
+    checked: list[str] = []
+
+    def save(plt, fig, path):
+        fig.tight_layout()
+        fig.canvas.draw()
+        renderer, box = fig.canvas.get_renderer(), fig.bbox
+        for text in [*fig.texts, *(ax.title for ax in fig.axes)]:
+            if text.get_text():
+                extent = text.get_window_extent(renderer)
+                assert box.x0 - 1 <= extent.x0 and extent.x1 <= box.x1 + 1, text.get_text()
+                assert extent.y1 <= box.y1 + 1, text.get_text()
+                checked.append(text.get_text())
+        plt.close(fig)
+        return path
+
+    monkeypatch.setattr(plots, "_save", save)
+    agg = {"mean": 0.5, "ci_low": 0.3, "ci_high": 0.7, "n": 20, "ci_method": "bootstrap"}
+    record = parse_record({
+        "schema_version": 2, "run_id": "20261128T081445Z-ddc972",
+        "model": {"name": "acme-invoice-extractor-v2.3-instruct-2025-11-27-Q4_K_M.gguf"},
+        "aggregates": {"kv/accuracy": agg, "kv/accuracy_normalized_by_document_and_key": agg},
+    })  # fmt: skip
+    plots.metric_plots(record, tmp_path, "run")
+    assert checked and "acme-invoice-extractor" in checked[0]
+
+
 def test_help_lists_every_option(toy):
     result = toy.runpytest_subprocess("--help")
     assert result.ret == 0

@@ -278,6 +278,26 @@ def test_heatmaps_fold_distance_as_the_article_describes():
     assert n_r[5, 3] == 2 and n_r[5, 1] == 1 and acc_r[5, 1] == 1.0
 
 
+def test_heatmap_axes_span_the_tables_own_shape(tmp_path):
+    """One user table of width 5 with six rows asked about is a 1 x 6 map (W 5, r 1..6),
+    not the article's 16 x 64 grid of blank cells; the folded map spans 1..max(W, |q - t|)."""
+    from extractbench.suites.tableqa.report import _extent, write_artifacts
+    from PIL import Image
+
+    items = [_rec("user", 5, r, (-1) ** r * (1 + r % 3), float(r % 2)) for r in range(1, 7)]
+    _, n_r = heatmap_w_r(items, "user")
+    assert _extent(n_r, square=False) == (range(5, 6), range(1, 7))
+    _, n_d = heatmap_w_d(items, "user")
+    assert _extent(n_d, square=True) == (range(1, 6), range(1, 6))
+    record = {"items": items, "model": {"name": "m"}, "suites": {}}
+    paths = write_artifacts(record, "tableqa", tmp_path, "run")
+    (w_r,) = [p for p in paths if p.name == "run-tableqa-user-w_r.png"]
+    width, height = Image.open(w_r).size
+    assert width < 800 and height < 400, (width, height)  # a 16 x 64 grid: 2300 x 700
+    wide = [_rec("syn1", w, r, 1, 1.0) for w in range(2, 17) for r in (1, 64)]
+    assert _extent(heatmap_w_r(wide, "syn1")[1], square=False) == (range(2, 17), range(1, 65))
+
+
 def test_results_table_averages_subsets_unweighted():
     items = [_rec("wiki", 3, 1, 1, 1.0)] + [_rec("syn1", 3, 1, 1, s) for s in (0.0, 0.0, 0.0, 1.0)]
     table = results_table(items)

@@ -11,21 +11,13 @@ from typing import Any
 from extractbench.plugins.outputs.metric_facts import MetricFacts, Scale
 from extractbench.plugins.outputs.record import RunRecord
 from extractbench.plugins.verdict.aggregate import metric_values
+from extractbench.suites.figures import fit_title, pyplot
 
 __all__ = ["metric_plots", "distribution_plot"]
 
 MAX_LEVELS = 40  # a breakdown with more levels (e.g. table rows) is left to suite reports
 MIN_CHART_N = 5  # a breakdown level with fewer items is a table row, not a bar
 MAX_PANELS = 12  # metrics per distribution figure
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _bars(
@@ -44,7 +36,8 @@ def _bars(
     )
     ax.invert_yaxis()
     ax.set_xlabel(f"mean, 95% CI ({scale.label})")
-    ax.set_title(title, fontsize=10)
+    # centred on the figure, wrapped to its width: the axes is narrower by the labels
+    ax.figure.suptitle(fit_title(title, ax.figure.get_figwidth() * 0.95, 10), fontsize=10)
     low = min([scale.low] + [s["ci_low"] for s in stats])
     high = max([scale.high or 0.0] + [s["ci_high"] for s in stats]) or 1.0
     ax.set_xlim(low, high * 1.02)
@@ -85,7 +78,7 @@ def metric_plots(
     aggregates = {k: a.model_dump() for k, a in record.aggregates.items()}
     if not aggregates:
         return []
-    plt = _pyplot()
+    plt = pyplot()
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     by_scale: dict[str, list[str]] = {}
@@ -97,7 +90,7 @@ def metric_plots(
         labels = [f"{k} [SELF-JUDGED]" if k in facts.self_judged else k for k in keys]
         fig, ax = plt.subplots(figsize=(8, 0.45 * len(keys) + 1.4), dpi=100)
         stats = [aggregates[k] for k in keys]
-        _bars(ax, labels, stats, f"run {record.run_id}: {model}, {scale.label}", scale)
+        _bars(ax, labels, stats, f"{model}: {scale.label}\nrun {record.run_id}", scale)
         paths.append(_save(plt, fig, folder / f"{stem}-metrics-{scale.key}.png"))
     for suite in sorted({key.split("/", 1)[0] for key in aggregates}):
         written = distribution_plot(record, suite, folder / f"{stem}-{suite}-distribution.png")
@@ -134,7 +127,7 @@ def distribution_plot(record: RunRecord, suite: str, path: Path) -> Path | None:
     metrics = sorted(values)[:MAX_PANELS]
     if not metrics:
         return None
-    plt = _pyplot()
+    plt = pyplot()
     cols = min(3, len(metrics))
     rows = -(-len(metrics) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.4 * rows + 0.6), dpi=100,
@@ -144,7 +137,8 @@ def distribution_plot(record: RunRecord, suite: str, path: Path) -> Path | None:
         unit = all(0.0 <= v <= 1.0 for v in data)
         bins = [i / 10 for i in range(11)] if unit else 10
         ax.hist(data, bins=bins, color="#4c72b0", edgecolor="white")
-        ax.set_title(f"{metric} (n={len(data)}, mean {sum(data) / len(data):.3f})", fontsize=8)
+        title = f"{metric} (n={len(data)}, mean {sum(data) / len(data):.3f})"
+        ax.set_title(fit_title(title, 3.0, 8), fontsize=8)
         ax.tick_params(labelsize=7)
         ax.set_ylabel("items", fontsize=7)
     for ax in list(axes.flat)[len(metrics) :]:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from extractbench.suites.figures import fit_title, pyplot
 from extractbench.suites.minea.matching import CRITERIA
 from extractbench.suites.minea.quality import QUALITY_METRICS
 from extractbench.suites.minea.scoring import MAX_CONTROL_FP, criteria_table, minea_scores
@@ -170,11 +171,7 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
     folder.mkdir(parents=True, exist_ok=True)
     data = folder / f"{stem}-minea-tables.json"
     data.write_text(json.dumps(t, indent=1), encoding="utf-8")
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     types = list(t["criteria"])
     columns = [*CRITERIA, "MINEA"]
     grid = np.full((len(types), len(columns)), np.nan)
@@ -194,11 +191,15 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
                 ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8)
     overall, label_free = t["minea"]["overall"], t["minea"]["overall_no_llm"]
     ax.set_title(
-        f"MINEA: share of needles found per type and criterion\n"
-        f"{record.get('model', {}).get('name', '')}{' (SELF-JUDGED)' if t['self_judged'] else ''}, "
-        f"{t['minea']['needles']} needles: overall "
-        f"MINEA {'-' if overall is None else f'{overall:.3f}'}, without llm "
-        f"{'-' if label_free is None else f'{label_free:.3f}'}",
+        fit_title(
+            f"MINEA: share of needles found per type and criterion\n"
+            f"{record.get('model', {}).get('name', '')}{' (SELF-JUDGED)' if t['self_judged'] else ''}, "
+            f"{t['minea']['needles']} needles: overall "
+            f"MINEA {'-' if overall is None else f'{overall:.3f}'}, without llm "
+            f"{'-' if label_free is None else f'{label_free:.3f}'}",
+            7.0,
+            10,
+        ),
         fontsize=10,
     )
     fig.colorbar(image, ax=ax, label="share of needles found")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from extractbench.suites.figures import fit_title, pyplot
 from extractbench.suites.tableqa import article
 from extractbench.suites.tableqa.metrics import MATCH_METRICS
 from extractbench.suites.tableqa.subsets import LOOKUP_SUBSETS
@@ -140,36 +141,48 @@ def heatmap_w_d(
         return np.where(n > 0, total / n, np.nan), n
 
 
+def _extent(n: np.ndarray, square: bool) -> tuple[range, range]:
+    """The rows and columns of a heatmap that hold questions: W from the smallest to the
+    largest width asked about, r (or j) from 1 to the largest; for the folded W x (q - t)
+    matrix one range 1..m for both axes (its two triangles share them). Index 0 is unused."""
+    rows = np.flatnonzero(n.any(axis=1))
+    cols = np.flatnonzero(n.any(axis=0))
+    if not rows.size:
+        return range(1, 2), range(1, 2)
+    if square:
+        m = int(max(rows.max(), cols.max()))
+        return range(1, m + 1), range(1, m + 1)
+    return range(int(rows.min()), int(rows.max()) + 1), range(1, int(cols.max()) + 1)
+
+
 def _plot(
     acc: np.ndarray, n: np.ndarray, title: str, xlabel: str, ylabel: str, path: Path, annotate: bool
 ) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows, cols = acc.shape
-    size = (10.5, 9.5) if annotate else (max(6, cols * 0.32 + 2), max(4, rows * 0.32 + 1.5))
+    """One heatmap over the rows and columns that hold questions (:func:`_extent`): a
+    user's 6-row table of width 5 is a 1 x 6 map, the article's synthetic subsets 15 x 64."""
+    plt = pyplot()
+    rows, cols = _extent(n, square=annotate)
+    size = (
+        (max(4.5, len(cols) * 0.6 + 2.5), max(3.2, len(rows) * 0.55 + 2))
+        if annotate
+        else (max(6, len(cols) * 0.32 + 2.5), max(3.2, len(rows) * 0.32 + 2))
+    )
     fig, ax = plt.subplots(figsize=size, dpi=100)
-    masked = np.ma.masked_invalid(acc[1:, 1:])
-    image = ax.imshow(masked, cmap="RdYlGn", vmin=0, vmax=1, origin="upper", aspect="auto")
-    ax.set_xticks(range(cols - 1), [str(c) for c in range(1, cols)], fontsize=7)
-    ax.set_yticks(range(rows - 1), [str(r) for r in range(1, rows)], fontsize=7)
+    part = acc[rows.start : rows.stop, cols.start : cols.stop]
+    image = ax.imshow(np.ma.masked_invalid(part), cmap="RdYlGn", vmin=0, vmax=1, origin="upper",
+                      aspect="auto")  # fmt: skip
+    step = max(1, len(cols) // 32)  # at most about 32 labels on an axis
+    ax.set_xticks(range(0, len(cols), step), [str(c) for c in cols[::step]], fontsize=7)
+    ax.set_yticks(range(len(rows)), [str(r) for r in rows], fontsize=7)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=10)
+    ax.set_title(fit_title(title, size[0] * 0.8, 9), fontsize=9)
     if annotate:
-        for i in range(1, rows):
-            for j in range(1, cols):
+        for a, i in enumerate(rows):
+            for b, j in enumerate(cols):
                 if n[i, j]:
-                    ax.text(
-                        j - 1,
-                        i - 1,
-                        f"{100 * acc[i, j]:.0f}\n{int(n[i, j])}",
-                        ha="center",
-                        va="center",
-                        fontsize=5,
-                    )
+                    ax.text(b, a, f"{100 * acc[i, j]:.0f}\n{int(n[i, j])}", ha="center",
+                            va="center", fontsize=7)  # fmt: skip
     fig.colorbar(image, ax=ax, label="accuracy (exact match)")
     fig.tight_layout()
     fig.savefig(path)
@@ -205,7 +218,8 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
         _plot(
             acc_r,
             n_r,
-            f"{subset}: {metric}, width W x answer row r, {model}\n(question counts per cell in the heatmaps JSON)",
+            f"{subset}: {metric} by table width W and answer row r\n{model} (counts per cell: "
+            "the heatmaps JSON)",
             "answer row r",
             "table width W",
             p1,
@@ -215,7 +229,8 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
         _plot(
             acc_d,
             n_d,
-            f"{subset}: W x (q-t), {model}\nabove the diagonal W = j, q-t = +i; below W = i, q-t = -j (cell: accuracy %, n)",
+            f"{subset}: {metric} by width W and q - t\n{model}\nabove the diagonal W = j, "
+            "q - t = +i\nbelow it W = i, q - t = -j; a cell: accuracy %, n",
             "j",
             "i",
             p2,
