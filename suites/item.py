@@ -151,10 +151,14 @@ class SuiteData:
 
     Attributes:
         items: every item of the suite, in a stable order.
-        notes: JSON-safe facts about how the items were built (counts of labels that
-            could not be used, substitutions of data, tokenizer names); copied into the
-            run record under ``suites.<name>``.
+        notes: JSON-safe facts about how the items were built (substitutions of data,
+            tokenizer names); copied into the run record under ``suites.<name>``.
+        missing_labels: where each label lies whose value was not found in its document
+            (``items.jsonl:4``, ``K153137/applicant``): it is no item, so n shrinks; the
+            record lists them (``suites.<name>.missing_labels``) and a gate counts them
+            (``<name>/missing_labels <= 0``).
     """
 
     items: list[Item]
     notes: dict[str, Any] = field(default_factory=dict)
+    missing_labels: list[str] = field(default_factory=list)

@@ -61,6 +61,37 @@ def test_a_project_s_own_items_run_under_its_gates(pytester, mode):
     assert record["aggregates"]["kv/accuracy"]["mean"] == 1.0
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_label_not_found_in_its_document_is_counted_shown_and_gateable(pytester, mode):
+    """A misspelt value is no item (n shrinks from 4 to 3): the verdict block, the markdown
+    summary, the HTML page and the record say so, and ``kv/missing_labels<=0`` fails."""
+    rows = [
+        {"document": "Order 5\ncity: Oslo\n", "key": "city", "value": "Oslo"},
+        {"document": "Order 6\ncity: Rome\n", "key": "city", "value": "Rome"},
+        {"document": "Order 7\ncity: Lima\n", "key": "city", "value": "Lima"},
+        {"document": "Order 8\ncity: Bergen\n", "key": "city", "value": "Bregen"},
+    ]
+    _project(pytester, rows)
+    outputs = ("--html", "r.html", "--summary-md", "s.md")
+    result = _run(pytester, "--gate", "kv/missing_labels<=0", *outputs, *MODES[mode])
+    assert result.ret == 1, result.stdout.str()[-2000:]
+    (path,) = (pytester.path / "reports").glob("*.json")
+    record = json.loads(path.read_text())
+    assert record["suites"]["kv"]["missing_labels"] == ["items.jsonl:4"]
+    assert len(record["items"]) == 3
+    (gate,) = [g for g in record["gates"] if g["metric"] == "kv/missing_labels"]
+    assert (gate["passed"], gate["value"], gate["n"]) == (False, 1.0, 4)
+    said = "kv: 1 of 4 labels not found in their document, so not items (n is 3;"
+    lines = result.stdout.str().splitlines()
+    verdict = next(i for i, line in enumerate(lines) if "extractbench verdict: FAIL" in line)
+    shown = next(i for i, line in enumerate(lines) if line.startswith(f"MISSING LABELS  {said}"))
+    assert verdict - 3 <= shown < verdict and lines[shown].endswith("items.jsonl:4")
+    assert said in (pytester.path / "s.md").read_text()
+    assert said in (pytester.path / "r.html").read_text()
+    again = _run(pytester, *MODES[mode])  # counted and shown, but no gate refuses it
+    assert again.ret == 0 and f"MISSING LABELS  {said}" in again.stdout.str()
+
+
 def test_text_documents_and_ids(pytester):
     _project(pytester, [
         {"document": "Order 5\ncity: Oslo\n", "key": "city", "value": "Oslo", "id": "a"},

@@ -20,6 +20,7 @@ from typing import Any
 from extractbench.plugins.outputs.html_items import as_text, item_rows, score_text
 from extractbench.plugins.outputs.metric_facts import MetricFacts
 from extractbench.plugins.outputs.record import Aggregate, GateEntry, RunRecord
+from extractbench.plugins.verdict.counts import missing_label_lines
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 __all__ = ["page_html", "as_text", "figures"]
@@ -126,6 +127,7 @@ def page_html(
     return _ENV.get_template("page.html.j2").render(
         word=record.verdict.word if record.verdict else "NOT DECIDED",
         reasons=record.verdict.reasons if record.verdict else [],
+        missing_labels=missing_label_lines(record.suites),
         record=record,
         model=record.model,
         gates=_gate_rows(record, facts),

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from extractbench.plugins.outputs.record import RunRecord
 from extractbench.plugins.outputs.speed_report import gate_condition, gate_warnings, speed_markdown
+from extractbench.plugins.verdict.counts import missing_label_lines
 
 __all__ = ["summary_markdown"]
 
@@ -45,6 +46,9 @@ def summary_markdown(
     lines: list[str] = [f"## extractbench {word} (exit {record.exit_status})", ""]
     if reasons:
         lines += [*(f"- {reason}" for reason in reasons), ""]
+    missing = missing_label_lines(record.suites)
+    if missing:
+        lines += [*(f"- **missing labels** {line}" for line in missing), ""]
     lines += [
         f"Model **{model.get('name', '?')}** ({model.get('backend', '?')}, sha256 `{str(model.get('sha256', ''))[:12]}`), "
         f"run `{record.run_id}`: {counts.scored} items scored, {counts.failed} failed"

@@ -110,7 +110,8 @@ class LimitInfo(_Model):
 
 class SuiteInfo(_Model):
     """A suite's facts in this run: breakdown attributes, items in its data and selected,
-    the cap that applied, the suite's notes (provenance, warnings) and its report files."""
+    the cap that applied, the suite's notes (provenance, warnings), its report files and
+    the labels its loader could not place in their document."""
 
     breakdown: list[str] = Field(default_factory=list)
     items_total: int | None = None
@@ -118,6 +119,11 @@ class SuiteInfo(_Model):
     limit: LimitInfo | None = None
     notes: dict[str, Any] = Field(default_factory=dict)
     artifacts: list[str] = Field(default_factory=list)
+    missing_labels: list[str] = Field(
+        default_factory=list,
+        description="labels whose value was not found in their document (file:line, "
+        "document/key): no items; the gateable figure SUITE/missing_labels counts them",
+    )
 
 
 class Selection(_Model):

@@ -12,6 +12,7 @@ from pathlib import Path
 from extractbench.plugins.outputs.endpoint_stats import endpoint_lines
 from extractbench.plugins.outputs.record import Aggregate, GateEntry, RunRecord
 from extractbench.plugins.outputs.speed_report import gate_condition, gate_warnings, speed_lines
+from extractbench.plugins.verdict.counts import missing_label_lines
 
 __all__ = ["score_table", "summary_lines", "verdict_line", "self_judged_line", "SELF_JUDGED"]
 
@@ -174,6 +175,7 @@ def summary_lines(
             lines.append(f"GATE FAILED  {gate.expression}: {gate.reason}")
         elif gate.passed is None:
             lines.append(f"GATE NOT EVALUATED  {gate.expression}: {gate.reason}")
+    lines += [f"MISSING LABELS  {line}" for line in missing_label_lines(record.suites)]
     lines += [f"usage error: {line}" for line in record.usage_errors]
     if written is not None:
         lines.append(f"run record: {written}")

@@ -143,6 +143,7 @@ def parametrize_suite(
         items_selected=len(items),
         limit=limit,
         notes=data.notes,
+        missing_labels=list(data.missing_labels),
     )
     metafunc.parametrize(
         "bench_item",

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from extractbench.plugins.verdict.counts import DATA_FIGURES
 from extractbench.plugins.verdict.gates import Gate, GateError, gates_from_config, parse_gate
 from extractbench.plugins.verdict.speed import SPEED_METRICS
 from extractbench.suites.item import DataError
@@ -224,16 +225,16 @@ def unknown_gates(gates: Sequence[Gate], registry: Registry) -> list[str]:
         where = f"gate {gate.expression} ({gate.source})"
         if spec is None:
             problems.append(f"{where}: unknown suite {suite!r}; known suites: {known}")
-        elif metric in SPEED_METRICS and gate.stat in ("ci_low", "ci_high"):
-            problems.append(
-                f"{where}: {metric} is a speed figure, without a 95% CI; gate its value"
-            )
+        elif metric in (*SPEED_METRICS, *DATA_FIGURES) and gate.stat in ("ci_low", "ci_high"):
+            problems.append(f"{where}: {metric} is a count or a speed figure, without a 95% CI; "
+                            "gate its value")  # fmt: skip
         elif (metric or gate.stat != "n") and not (
-            spec.knows_metric(metric) or metric in SPEED_METRICS
+            spec.knows_metric(metric) or metric in SPEED_METRICS or metric in DATA_FIGURES
         ):
             problems.append(
                 f"{where}: suite {suite} has no metric {metric!r}; its metrics: "
-                f"{', '.join(spec.metric_names())}; speed figures: {', '.join(SPEED_METRICS)}"
+                f"{', '.join(spec.metric_names())}; speed figures: {', '.join(SPEED_METRICS)}; "
+                f"data: {', '.join(DATA_FIGURES)}"
             )
     return problems
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from extractbench.plugins.verdict.aggregate import aggregate
 from extractbench.plugins.verdict.baseline import baseline_section
-from extractbench.plugins.verdict.counts import outcome_counts
+from extractbench.plugins.verdict.counts import data_values, outcome_counts
 from extractbench.plugins.verdict.exit_codes import (
     INTERNAL_ERROR,
     INTERRUPTED,
@@ -221,7 +221,8 @@ def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
     chosen |= {it.suite for it in record.items}
     speed = speed_stats(it.model_dump() for it in record.items)
     results = evaluate_gates(
-        list(gates.thresholds), {**aggregates, **speed_values(speed)}, chosen,
+        list(gates.thresholds), {**aggregates, **speed_values(speed), **data_values(record.suites)},
+        chosen,
         dict(selection.skipped), failed, dict(selection.unloaded),
     )  # fmt: skip
     entries = [r.to_dict() for r in results]

@@ -208,7 +208,11 @@ def _checked(gate: Gate, stats: Mapping[str, float], minimums: list[Gate]) -> Ga
         )
     floor = max((int(m.threshold) for m in minimums if m.covers(gate.metric)), default=None)
     ci = f"95% CI [{stats['ci_low']:.4f}, {stats['ci_high']:.4f}], " if "ci_low" in stats else ""
-    said = f"{gate.metric}:{gate.stat} = {value:.4f} ({ci}n={n}), required {gate.op} {gate.threshold:g}"
+    said = (
+        f"{gate.metric}:{gate.stat} = {value:.4f} ({ci}n={n}), required {gate.op} {gate.threshold:g}"
+        if ci
+        else f"{gate.metric} = {value:.4g} (n={n}), required {gate.op} {gate.threshold:g}"
+    )
     warning = None
     if gate.stat == "mean" and "ci_low" in stats and n < MEAN_N_FLOOR:
         warning = (

@@ -206,17 +206,10 @@ def load_items(data_dir: Path, opts: FdaOptions = DEFAULTS) -> SuiteData:
         "chunks": sum(len(s) for s in spans.values()),
         "labels": len(labels),
         "label_rule": label_rule,
-        "labels_unmatched": len(unmatched),
-        "unmatched": unmatched,
         "max_tokens": MAX_TOKENS,
         "stop": list(STOP),
     }
-    if unmatched:
-        notes["warning_unmatched"] = (
-            f"{len(unmatched)} of {len(labels)} labels have a value found in no single chunk "
-            "and are not items (listed under suites.fda.notes.unmatched in the run record)"
-        )
-    return SuiteData(items=items, notes=notes)
+    return SuiteData(items=items, notes=notes, missing_labels=unmatched)
 
 
 def load_based_fda(dataset: str, split: str = "validation") -> SuiteData:

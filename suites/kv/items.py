@@ -144,7 +144,7 @@ def load_items(data_dir: Path | None, opts: KvOptions = DEFAULTS) -> SuiteData:
 
     Documents are chunked as the FDA suite's are (1,920 tokens of the packaged default
     model's Gemma 3 tokenizer, whatever model is evaluated). A row whose values occur in no
-    single chunk is no item; the record counts and lists them (``file:line``).
+    single chunk is no item: ``missing_labels`` lists it (``file:line``).
 
     Raises:
         DataError: ``kv.path`` not given or not a file, or a bad line (see :func:`read_rows`).
@@ -170,14 +170,7 @@ def load_items(data_dir: Path | None, opts: KvOptions = DEFAULTS) -> SuiteData:
         "rows": len(rows),
         "tokenizer": tokenizer_name,
         "chunks": sum(len(s) for s in spans.values()),
-        "rows_unmatched": len(unmatched),
-        "unmatched": [f"{path}:{line}" for line in unmatched],
         "max_tokens": MAX_TOKENS,
         "stop": list(STOP),
     }
-    if unmatched:
-        notes["warning_unmatched"] = (
-            f"{len(unmatched)} of {len(rows)} rows have no value found in a single chunk of "
-            "their document and are not items (listed under suites.kv.notes.unmatched)"
-        )
-    return SuiteData(items=items, notes=notes)
+    return SuiteData(items=items, notes=notes, missing_labels=[f"{path}:{n}" for n in unmatched])
