@@ -14,6 +14,7 @@ import pytest
 from extractbench.plugins.verdict.exit_codes import EXIT_CODES
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "docs"))  # docs/generate.py
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 RECIPES = [
     ROOT / ".github/workflows/release-gate.yml",
@@ -21,6 +22,7 @@ RECIPES = [
     ROOT / "ci/Jenkinsfile",
 ]
 GPU_RECIPES = [ROOT / "ci/github-gpu.yml", ROOT / "ci/gitlab-gpu.yml"]
+TEAM_RECIPES = [ROOT / "ci/github-team-gate.yml", ROOT / "ci/gitlab-team-gate.yml"]
 # pages linked or listed before the branch that writes them is merged (none at present)
 OTHER_BRANCHES: set[str] = set()
 
@@ -39,17 +41,58 @@ def test_the_readme_exit_code_table_is_the_codes():
         assert f"{word.strip()}: {when.strip()}" == EXIT_CODES[int(code)]
 
 
+def _outside_generated_parts(text: str) -> str:
+    return re.sub(r"<!-- generated: .*?<!-- end generated -->", "", text, flags=re.S)
+
+
 def test_the_docs_hold_no_exit_code_table_of_their_own():
     """The docs show the exit codes through the table generated from ``EXIT_CODES``; a
     hand-written copy drifts from the code."""
-    pages = [p for p in (ROOT / "docs").rglob("*.md") if "_build" not in p.parts]
+    pages = [
+        ROOT / "README.md",
+        *(p for p in (ROOT / "docs").rglob("*.md") if "_build" not in p.parts),
+    ]
     copies = [
         str(p.relative_to(ROOT))
         for p in pages
-        if "_generated" not in p.parts
-        and re.search(r"^\| exit \| verdict \|", p.read_text(encoding="utf-8"), flags=re.M)
+        if re.search(
+            r"^\| exit \| verdict \|",
+            _outside_generated_parts(p.read_text(encoding="utf-8")),
+            flags=re.M,
+        )
     ]
     assert not copies, copies
+
+
+def test_the_generated_parts_of_the_pages_are_current():
+    """The tables and recipes the code states are written into the Markdown files (so a page
+    read as a file shows them); ``python docs/generate.py`` rewrites a stale one."""
+    import generate
+
+    assert generate.stale() == []
+    pages = {page: (ROOT / page).read_text(encoding="utf-8") for page in generate.PAGES}
+    named = {m for text in pages.values() for m in re.findall(r"<!-- generated: (\S+) -->", text)}
+    assert {"exit-codes", "suite-options", "run-record-schema"} <= named
+    assert {f"file:{p.relative_to(ROOT)}" for p in [*RECIPES, *GPU_RECIPES, *TEAM_RECIPES]} <= named
+    for path in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]:
+        text = path.read_text(encoding="utf-8")
+        assert "{include}" not in text and "{literalinclude}" not in text, path
+
+
+def test_a_stale_generated_part_is_found_and_rewritten(tmp_path):
+    import generate
+
+    page = tmp_path / "page.md"
+    old = "Intro\n\n<!-- generated: exit-codes -->\n| exit | verdict | when |\n<!-- end generated -->\n"
+    page.write_text(old, encoding="utf-8")
+    assert generate.stale((str(page),)) == [f"{page}: exit-codes"]
+    new = generate.render(old)
+    assert new.startswith(
+        "Intro\n\n<!-- generated: exit-codes -->\n| exit | verdict | when |\n|---:|"
+    )
+    assert "| 7 | CRASHED |" in new and new.endswith("<!-- end generated -->\n")
+    page.write_text(new, encoding="utf-8")
+    assert generate.stale((str(page),)) == []
 
 
 def _links(path: Path) -> list[str]:
