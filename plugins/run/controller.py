@@ -37,6 +37,7 @@ from extractbench.plugins.run.data import prepare_data, select_suites
 from extractbench.plugins.run.finish import finish_run, is_benchmark_run
 from extractbench.plugins.run.progress import Heartbeat, Progress
 from extractbench.plugins.run.state import USAGE_PREFIX, RunState, SuiteFacts
+from extractbench.suites.files import path_kind
 from extractbench.suites.locks import OutputBusy, OutputLocks
 
 __all__ = ["Controller", "WORKER_OUTPUT_KEY"]
@@ -79,9 +80,9 @@ class Controller:
         # every output of this run, locked from now to the last write (suites/locks.py):
         # a second run on the same paths stops at once instead of replacing this one's
         targets = cfg.targets
-        outputs = [
+        outputs = [  # a character device (/dev/null) is written in place, with no lock file
             p for p in (targets.record, targets.junit, targets.html, targets.markdown, targets.ctrf)
-            if p
+            if p and path_kind(p) != "character device"
         ]  # fmt: skip
         try:
             self.output_locks = OutputLocks(outputs).acquire(skip_unwritable=True)

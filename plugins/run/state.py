@@ -55,6 +55,8 @@ class RunState:
         interrupted: ``SIGINT`` or ``SIGTERM``; ``signal``: the one our handler caught.
         stopped: why the run was stopped early (circuit breaker, ...).
         data: data provenance for the record.
+        warnings: what the run noticed but did not fail on (the record's ``warnings``,
+            after the configuration's).
         sent_suites: (worker) suites whose facts went to the controller.
         run_order: ``--concurrency``: item id -> (its items in run order, its index).
         groups: group prefetch: this process's items by group, each group removed when its
@@ -76,6 +78,7 @@ class RunState:
     signal: str | None = None
     stopped: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
     sent_suites: set[str] = field(default_factory=set)
     run_order: dict[str, tuple[list[Item], int]] | None = None
     groups: dict[str, list[Item]] | None = None
