@@ -80,7 +80,7 @@ def selection_of(cfg: RunConfig, state: RunState) -> Selection:
     return Selection(
         suites=list(state.selected), skipped=dict(state.skipped), unloaded=unloaded,
         deselected=deselected, allow_subset=cfg.allow_subset,
-        shard=str(cfg.shard) if cfg.shard is not None else None,
+        shard=str(cfg.shard) if cfg.shard is not None else None, narrow=not state.whole,
     )  # fmt: skip
 
 

@@ -40,6 +40,8 @@ class RunState:
 
     Attributes:
         selected: suites the command's paths (or the ``--rescore`` record) select.
+        whole: the command selects the whole suites package (a folder above the suites),
+            so every declared gate must be evaluated.
         excluded: suites a ``--rescore`` record lacks (their tests are deselected).
         skipped: ``--skip-missing-data``: suite -> why.
         loaded: suite -> its loaded data (this process).
@@ -64,6 +66,7 @@ class RunState:
     """
 
     selected: list[str] = field(default_factory=list)
+    whole: bool = False
     excluded: set[str] = field(default_factory=set)
     skipped: dict[str, str] = field(default_factory=dict)
     loaded: dict[str, SuiteData] = field(default_factory=dict)
