@@ -140,7 +140,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(
         Controller(config, cfg, state, setup, journal), "extractbench-run"
     )
-    feed = SpeedFeed(lambda: (entry.model_dump() for entry in state.items.values()))
+    feed = SpeedFeed(
+        lambda: (entry.model_dump() for entry in state.items.values()), state.warnings.append
+    )
     config.pluginmanager.register(feed, "extractbench-speed")
     if journal is not None:  # a supervised child: replay, and journal what runs
         config.pluginmanager.register(Journal(config, journal), "extractbench-journal")

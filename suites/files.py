@@ -6,8 +6,10 @@ through :func:`write_output`, which also holds the path's lock (:mod:`suites.loc
 from __future__ import annotations
 
 import codecs
+import errno
 import hashlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -16,13 +18,39 @@ from extractbench.suites.locks import PathLock, held_here
 
 __all__ = [
     "read_text", "decode", "inside", "sha256_of", "atomic_write", "write_output", "fsync_folder",
-    "cache_dir", "data_file",
+    "cache_dir", "data_file", "path_kind", "NotARegularFile",
 ]  # fmt: skip
 
 # The process's umask, read once at import (in the main thread): files written here get
 # the permissions open() would give them, not mkstemp's 0600.
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
+
+
+class NotARegularFile(OSError):
+    """A write would rename a file over something that is not a regular file (a device, a
+    FIFO, a socket, a folder): refused, the path left as it is."""
+
+
+_KINDS = (
+    (stat.S_ISREG, "file"),
+    (stat.S_ISDIR, "folder"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISFIFO, "FIFO (named pipe)"),
+    (stat.S_ISSOCK, "socket"),
+)
+
+
+def path_kind(path: Path) -> str | None:
+    """What ``path`` names, links followed: ``file``, ``folder``, ``character device``,
+    ``block device``, ``FIFO (named pipe)``, ``socket``; None when nothing is there (or it
+    cannot be looked at: a folder above it is a file, a dangling link)."""
+    try:
+        mode = os.stat(Path(path).expanduser()).st_mode
+    except (OSError, ValueError):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "special file")
 
 
 def cache_dir() -> Path:
@@ -58,10 +86,15 @@ def atomic_write(path: Path, data: str | bytes, *, staging: Path | None = None) 
             ``.NAME.*.tmp`` (fetched data uses its own staging folder instead).
 
     Raises:
+        NotARegularFile: something other than a regular file is at ``path`` (a rename
+            would replace a device, a FIFO, a socket or a folder); nothing is written.
         OSError: the folder cannot be created or written (full disk, read-only folder);
             the temporary file is removed and ``path`` is left as it was.
     """
     path = Path(path)
+    kind = path_kind(path)
+    if kind not in (None, "file"):
+        raise NotARegularFile(errno.EINVAL, f"is a {kind}, not a regular file")
     path.parent.mkdir(parents=True, exist_ok=True)
     where = path.parent if staging is None else Path(staging)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=where)
@@ -97,13 +130,21 @@ def fsync_folder(folder: Path) -> None:
 def write_output(path: Path, data: str | bytes) -> Path:
     """Write a report (run record, JUnit, HTML, markdown, export) with :func:`atomic_write`,
     under the path's lock: held since the run's start (:class:`suites.locks.OutputLocks`),
-    else taken for this write.
+    else taken for this write. A character device (``/dev/null``, ``/dev/stdout``,
+    ``/dev/full``) is written in place, without a lock: a rename would replace the device
+    with a regular file.
 
     Raises:
         suites.locks.OutputBusy: another extractbench run holds the path's lock (one
             line naming the path and its pid); nothing is written.
-        OSError: the file cannot be written (as :func:`atomic_write`).
+        NotARegularFile: ``path`` is a FIFO, a socket, a block device or a folder.
+        OSError: the file cannot be written (as :func:`atomic_write`; a device that
+            refuses the bytes: ``/dev/full``'s "No space left on device").
     """
+    if path_kind(path) == "character device":
+        with open(path, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+        return path
     if held_here(path):
         return atomic_write(path, data)
     with PathLock(path):

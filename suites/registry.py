@@ -13,7 +13,7 @@ data files it reads (so missing data is found before any worker starts) and its 
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint
 from pathlib import Path
@@ -105,16 +105,21 @@ class Registry:
         """Every registered suite name, sorted."""
         return sorted(self.suites)
 
-    def selected(self, args: Iterable[str], invocation_dir: Path) -> list[Suite]:
+    def selected(
+        self, args: Iterable[str], invocation_dir: Path, configured: Collection[str] = ()
+    ) -> list[Suite]:
         """The suites a pytest command's paths select, in registry order.
 
-        A path selects a suite when it is the suite's folder, a folder above it (not for a
-        suite run ``on_request``), a path inside it, or the suite's test file; a node id (``file::function[...]``)
-        selects the suite whose test function it names.
+        A path selects a suite when it is the suite's folder, a folder above it (a suite
+        run ``on_request`` only when the project configures it: ``configured``), a path
+        inside it, or the suite's test file; a node id (``file::function[...]``) selects
+        the suite whose test function it names.
 
         Args:
             args: pytest's positional arguments (``config.args``: paths or node ids).
             invocation_dir: the folder pytest was started in (paths are relative to it).
+            configured: suites the project configures (a gate on them, or their options
+                given): a folder above selects them even when they run on request.
         """
         chosen: list[Suite] = []
         for spec in self.suites.values():
@@ -123,7 +128,8 @@ class Registry:
             for arg in args:
                 path_text, _, rest = str(arg).partition("::")
                 path = (invocation_dir / path_text).resolve()
-                if path == folder or (folder.is_relative_to(path) and not spec.on_request):
+                above = folder.is_relative_to(path)
+                if path == folder or (above and (not spec.on_request or spec.name in configured)):
                     chosen.append(spec)
                     break
                 if path.is_relative_to(folder):
@@ -134,3 +140,16 @@ class Registry:
                         chosen.append(spec)
                         break
         return chosen
+
+    def whole(self, args: Iterable[str], invocation_dir: Path) -> bool:
+        """Whether a pytest command selects suites from a folder above them (``pytest
+        suites/``, ``pytest --pyargs extractbench.suites``): the whole suites package,
+        whose run answers for every gate the project declares. A command that names
+        suites one by one (their folders, files or node ids) selects fewer."""
+        folders = [spec.folder.resolve() for spec in self.suites.values()]
+        for arg in args:
+            path_text, sep, _ = str(arg).partition("::")
+            path = (invocation_dir / path_text).resolve()
+            if not sep and any(f != path and f.is_relative_to(path) for f in folders):
+                return True
+        return False

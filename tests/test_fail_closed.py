@@ -308,6 +308,34 @@ def test_a_killed_worker_ends_the_run_promptly_and_is_recorded(toy):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_two_ctrl_c_in_half_a_second_end_as_one_interruption(toy, mode):
+    """Ctrl-C twice, 0.3 s apart, to the run's process group (as a terminal sends it, the
+    xdist workers too): the second is absorbed by the shutdown, which writes the record;
+    exit 2 and ``interrupted: SIGINT`` in the record, JUnit and terminal, no traceback."""
+    record, junit = toy.path / "record.json", toy.path / "junit.xml"
+    args = [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data",
+            "--report-json", str(record), "--junitxml", str(junit), "--suite-option",
+            "toy.delay=0.4", "-p", "no:cacheprovider", "--no-cache", "-v", *mode]  # fmt: skip
+    proc = interruptible(args, toy.path, start_new_session=True)
+    output = Output(proc)
+    assert output.wait_for("PASSED", 2), output.finish()[-3000:]
+    os.killpg(proc.pid, signal.SIGINT)
+    time.sleep(0.3)
+    os.killpg(proc.pid, signal.SIGINT)
+    out = output.finish(timeout=90)
+    assert proc.returncode == 2, out[-3000:]
+    assert (
+        "Traceback" not in out and out.count("to show a full traceback on KeyboardInterrupt") <= 1
+    )
+    rec = read_json(record)
+    assert rec["interrupted"] == "SIGINT" and rec["exit_status"] == 2
+    assert rec["verdict"]["word"] == "INCOMPLETE" and rec["complete"] is False
+    text = junit.read_text()
+    assert 'name="extractbench.exit_status" value="2"' in text and "interrupted by SIGINT" in text
+    assert "extractbench verdict: INCOMPLETE (exit 2): interrupted by SIGINT" in out
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_sigterm_writes_a_record_and_stops_the_workers(toy, mode):
     record = toy.path / "record.json"
     args = [sys.executable, "-m", "pytest", "--backend", "fake", "--data-dir", "data",

@@ -130,3 +130,52 @@ def test_m_and_lf_selections_of_a_gated_suite_decide_nothing(toy, mode):
     ]
     assert 0 < record["counts"]["items"] < 24 and record["selection"]["deselected"]["toy"] > 0
     assert record["gates"][0]["passed"] is None and "--allow-subset" in record["gates"][0]["reason"]
+
+
+CONFIG_TYPOS = {
+    "[tool.extractbench.gatez]\n'toy/accuracy' = '>= 0.9'\n": (
+        "*pyproject.toml [[]tool.extractbench[]]: unknown key 'gatez' (did you mean 'gates'?); "
+        "known keys: gates, limits, options"
+    ),
+    "[tool.extractbench]\ngates = 'toy/accuracy>=0.5'\n": (
+        "*[[]tool.extractbench[]]: gates = 'toy/accuracy>=0.5': must be a table of gates*"
+    ),
+    "[tool.extractbench]\nlimits = 5\n": "*limits = 5: must be a table of default item caps*",
+    "[tool.extractbench]\noptions = 'x'\n": "*options = 'x': must be a table of suite tables*",
+    "[tool.extractbench.gates]\n'toy/accuracy' = 0.5\n": (
+        "*gates.toy/accuracy = 0.5: must be a string such as '>= 0.25'"
+    ),
+    "[tool.extractbench.limits]\ntoyy = 4\n": (
+        "*[[]tool.extractbench.limits[]] toyy: unknown suite 'toyy' (did you mean 'toy'?)*"
+    ),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("table", list(CONFIG_TYPOS), ids=range(len(CONFIG_TYPOS)))
+def test_a_typo_in_the_projects_config_is_one_usage_line(toy, mode, table):
+    """An unknown key or a value of the wrong type stops the run before any item (exit 4),
+    instead of dropping a gate without a word or an INTERNALERROR traceback."""
+    toy.makepyprojecttoml(f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n{table}")
+    result, record = run(toy, mode)
+    assert result.ret == 4, result.stdout.str()[-2000:]
+    result.stderr.fnmatch_lines([CONFIG_TYPOS[table]])
+    text = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in text and "Traceback" not in text and not record
+
+
+def test_a_gates_file_is_read_by_the_same_model(toy):
+    (toy.path / "release.toml").write_text(
+        "[tool.extractbench]\ngate = {'toy/accuracy' = '>= 0.9'}\n"
+    )
+    result, _ = run(toy, [], "--gates-file", "release.toml")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(
+        ["*release.toml [[]tool.extractbench[]]: unknown key 'gate' (did you mean 'gates'?)*"]
+    )
+    (toy.path / "release.toml").write_text("[gates]\n'toy/accuracy' = 0.9\n")
+    result, _ = run(toy, [], "--gates-file", "release.toml")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(
+        ["*release.toml (top level): gates.toy/accuracy = 0.9: must be a string*"]
+    )

@@ -4,6 +4,7 @@ the holder's pid, and the first run's file stays its own."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import stat
@@ -12,10 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from extractbench.suites.files import atomic_write, write_output
+from extractbench.suites.files import NotARegularFile, atomic_write, write_output
 from extractbench.suites.locks import OutputBusy, OutputLocks, PathLock, lock_file
 
 from tests.conftest import Output, interruptible, read_json
+from tests.test_plugin import MODES, run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -143,3 +145,89 @@ def test_two_runs_on_one_report_json_the_second_fails_and_the_first_record_stays
     assert "toy.delay=0.2" in rec["settings"]["argv"]  # the first run's record, whole
     assert rec["complete"] is True and rec["counts"]["scored"] == 24
     assert not lock_file(record).exists()
+
+
+# ------------------------------------------------------------- devices, FIFOs, /proc
+
+
+def _device(tmp_path: Path, name: str, minor: int) -> Path:
+    """A character device made in ``tmp_path`` (1, 3: a null device; 1, 7: a full one),
+    never the machine's own ``/dev/null``."""
+    path = tmp_path / name
+    try:
+        os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, minor))
+    except PermissionError:
+        pytest.skip("making a character device needs root (CAP_MKNOD)")
+    return path
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_character_device_output_is_written_in_place_and_stays_a_device(toy, tmp_path, mode):
+    """--junitxml on a null device (what /dev/null is) discards the file and stays a device;
+    on a full device (/dev/full) the write fails as an output error; no lock file beside it."""
+    null, full = _device(tmp_path, "null", 3), _device(tmp_path, "full", 7)
+    result, record = run(toy, mode, "--junitxml", str(null), "--html", str(null))
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert stat.S_ISCHR(null.stat().st_mode) and null.read_bytes() == b""
+    assert not lock_file(null).exists() and sorted(os.listdir(tmp_path)) == ["full", "null"]
+    result, record = run(toy, mode, "--summary-md", str(full))
+    assert result.ret == 6, result.stdout.str()[-2000:]
+    [lost] = record["output_errors"]
+    assert lost == f"--summary-md {full}: not written (No space left on device)"
+    assert stat.S_ISCHR(full.stat().st_mode)
+    record_path = toy.path / "dev-record.json"
+    result = toy.runpytest_subprocess(
+        "--backend", "fake", "--data-dir", "data", "--report-json", str(full), *mode
+    )
+    assert result.ret == 6 and stat.S_ISCHR(full.stat().st_mode)  # never removed as "stale"
+    result.stdout.fnmatch_lines(
+        [f"*run record {full}: No space left on device; it is a character device, left as it is*"]
+    )
+    assert not record_path.exists()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_fifo_or_a_proc_file_as_an_output_is_a_usage_line_before_any_item(toy, tmp_path, mode):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    result, _ = run(toy, mode, "--junitxml", str(fifo), "--html", "/proc/version")
+    assert result.ret == 4, result.stdout.str()[-2000:]
+    result.stderr.fnmatch_lines(
+        [f"*--junitxml {fifo}: is a FIFO (named pipe), not a regular file; give the path of a file*",
+         "*--html /proc/version: no file can be created in /proc (*); give a path in a folder you can write*"]
+    )  # fmt: skip
+    assert "test_toy.py" not in result.stdout.str() and stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+def test_the_one_writer_never_renames_over_a_device_or_a_fifo(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(NotARegularFile, match="is a FIFO"):
+        atomic_write(fifo, "x")
+    with pytest.raises(NotARegularFile, match="is a FIFO"):
+        write_output(fifo, "x")
+    null = _device(tmp_path, "null", 3)
+    with pytest.raises(NotARegularFile, match="is a character device"):
+        atomic_write(null, "x")  # caches and data never write into a device
+    assert write_output(null, "x") == null and stat.S_ISCHR(null.stat().st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["null", "pipe"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_benchmark_json_is_in_the_one_path_check_and_says_why_it_is_not_written(toy, mode):
+    pytest.importorskip("pytest_benchmark")
+    record = toy.path / "record.json"
+    result, _ = run(toy, mode, "--benchmark-json", str(record))
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(
+        [f"*--report-json {record} --benchmark-json {record}: the same file*"]
+    )
+    bench = toy.path / "bench.json"
+    first, _ = run(toy, mode, "--benchmark-json", str(bench))  # the cache fills
+    assert first.ret == 0 and json.loads(bench.read_text())["benchmarks"]
+    bench.unlink()
+    again, record_data = run(toy, mode, "--benchmark-json", str(bench))  # all from the cache
+    assert again.ret == 0 and not bench.exists()
+    [line] = [w for w in record_data["warnings"] if "--benchmark-json" in w]
+    assert "not written: no model call of this run was timed" in line
+    again.stdout.fnmatch_lines(["warning: --benchmark-json *not written: no model call*"])

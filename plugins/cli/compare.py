@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from extractbench.plugins.cli.compare_page import compare_html
+from extractbench.plugins.outputs.paths import path_problems
 from extractbench.plugins.outputs.record import ItemEntry, RunRecord
 from extractbench.plugins.outputs.record_io import RecordError, load_record
 from extractbench.plugins.verdict.baseline import Comparison, compare_records
 from extractbench.plugins.verdict.exit_codes import OUTPUT_ERROR, USAGE_ERROR
 from extractbench.plugins.verdict.speed import change_text, speed_changes, speed_stats
-from extractbench.suites.files import atomic_write
+from extractbench.suites.files import write_output
 
 __all__ = ["ItemChange", "RecordComparison", "compare_runs", "compare_lines", "compare_command"]
 
@@ -219,12 +220,19 @@ def compare_command(args: argparse.Namespace) -> int:
     except RecordError as exc:
         print(f"extractbench compare: {exc}", file=sys.stderr)
         return USAGE_ERROR
+    problems = path_problems(
+        [("OLD.json", args.old), ("NEW.json", args.new)], [("--html", args.html)]
+    )
+    for line in problems:
+        print(f"extractbench compare: {line}", file=sys.stderr)
+    if problems:
+        return USAGE_ERROR
     result = compare_runs(old, new)
     for line in compare_lines(result, max(args.top, 0)):
         print(line)
     if args.html:
         try:
-            atomic_write(Path(args.html), compare_html(result))
+            write_output(Path(args.html), compare_html(result))
         except OSError as exc:
             print(f"extractbench compare: --html {args.html}: {exc}", file=sys.stderr)
             return OUTPUT_ERROR

@@ -182,6 +182,7 @@ def merge_records(records: Sequence[RunRecord], names: Sequence[str]) -> RunReco
             suites=sorted({s for r in records for s in r.selection.suites}),
             skipped=skipped,
             unloaded=unloaded,
+            narrow=all(r.selection.narrow for r in records),
         ),  # fmt: skip
         suites=_suites(records),
         items=merged_items,

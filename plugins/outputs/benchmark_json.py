@@ -61,10 +61,15 @@ def speed_benchmarks(items: Iterable[Mapping[str, Any]], options: Mapping[str, A
 
 class SpeedFeed:
     """A pytest plugin adding the run's speed to pytest-benchmark's session (see the
-    module docstring); ``items`` returns the run's item records when the session ends."""
+    module docstring); ``items`` returns the run's item records when the session ends,
+    ``note`` takes the one line saying why no file was written (no model call was timed:
+    every answer came from the cache), which pytest-benchmark itself would not say."""
 
-    def __init__(self, items: Callable[[], Iterable[Mapping[str, Any]]]) -> None:
+    def __init__(
+        self, items: Callable[[], Iterable[Mapping[str, Any]]], note: Callable[[str], None]
+    ) -> None:
         self.items = items
+        self.note = note
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
@@ -73,5 +78,13 @@ class SpeedFeed:
             getattr(bench, name, None) for name in ("json", "save", "autosave")
         )
         if writes and not session.config.option.collectonly:
-            bench.benchmarks.extend(speed_benchmarks(self.items(), getattr(bench, "options", {})))
+            found = speed_benchmarks(self.items(), getattr(bench, "options", {}))
+            bench.benchmarks.extend(found)
+            if not bench.benchmarks:
+                where = f"--benchmark-json {bench.json}" if bench.json else "--benchmark-save"
+                self.note(
+                    f"{where}: not written: no model call of this run was timed (every "
+                    "answer came from the generation cache or a record); run with "
+                    "--no-cache to measure the speed"
+                )
         return (yield)

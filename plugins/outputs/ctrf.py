@@ -123,7 +123,7 @@ def ctrf_json(record: RunRecord, explicit_run_id: str | None = None, ci: str | N
         test = {
             "name": f"{case.classname}::{case.name}",
             "testId": f"{case.classname}::{case.name}",
-            "status": "passed" if case.passed else "failed",
+            "status": case.outcome,
             "duration": 0,
             "suite": [case.classname],
             "type": case.classname,

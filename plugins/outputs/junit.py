@@ -17,8 +17,9 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
-from extractbench.plugins.outputs.record import RunRecord
+from extractbench.plugins.outputs.record import GateEntry, RunRecord
 from extractbench.plugins.verdict.counts import outcome_counts
+from extractbench.plugins.verdict.gates import short_of_n, unanswered
 
 __all__ = [
     "VerdictCase",
@@ -34,42 +35,58 @@ __all__ = [
 @dataclass(frozen=True)
 class VerdictCase:
     """A gate or regression check as a test case: JUnit writes it (classname ``gate`` or
-    ``regression``), and the live run reports it to pytest's terminal the same way."""
+    ``regression``), and the live run reports it to pytest's terminal the same way.
+
+    Attributes:
+        outcome: ``passed``, ``failed`` (a failed check, or a gate left open that keeps
+            the run from passing), or ``skipped`` (a gate the run did not decide for a
+            reason the verdict names otherwise, or one of a suite the command left out).
+    """
 
     classname: str
     name: str
-    passed: bool
+    outcome: str
     message: str
     properties: tuple[tuple[str, Any], ...] = ()
 
+    @property
+    def passed(self) -> bool:
+        """Whether the check passed."""
+        return self.outcome == "passed"
+
+
+def _gate_case(gate: GateEntry, narrow: bool) -> VerdictCase:
+    entry = gate.model_dump()
+    if gate.passed is not None:
+        outcome = "passed" if gate.passed else "failed"
+        message = f"gate {gate.expression} failed: {gate.reason}"
+    else:
+        open_ = short_of_n(entry) or unanswered(entry, narrow)
+        outcome = "failed" if open_ else "skipped"
+        message = f"gate {gate.expression} {gate.reason}"
+    props = (
+        ("expression", gate.expression),
+        ("value", "" if gate.value is None else gate.value),
+        ("n", "" if gate.n is None else gate.n),
+        *((("warning", gate.warning),) if gate.warning else ()),
+    )
+    return VerdictCase("gate", gate.metric, outcome, message, props)
+
 
 def verdict_cases(record: RunRecord) -> list[VerdictCase]:
-    """The decided gates (``gate::suite/metric``), a baseline that shares no item
-    (``regression::baseline``) and every comparable regression check
-    (``regression::suite/metric``) of a decided record, in that order."""
-    cases = [
-        VerdictCase(
-            "gate",
-            g.metric,
-            bool(g.passed),
-            f"gate {g.expression} failed: {g.reason}",
-            (
-                ("expression", g.expression),
-                ("value", "" if g.value is None else g.value),
-                ("n", "" if g.n is None else g.n),
-                *((("warning", g.warning),) if g.warning else ()),
-            ),
-        )  # fmt: skip
-        for g in record.gates
-        if g.passed is not None
-    ]
+    """Every gate (``gate::suite/metric``; one not decided is skipped with its reason, or
+    failed when it keeps the run from passing: :func:`plugins.verdict.gates.unanswered`,
+    a minimum n not met), a baseline that shares no item (``regression::baseline``) and
+    every comparable regression check (``regression::suite/metric``) of a decided record,
+    in that order."""
+    cases = [_gate_case(g, record.selection.narrow) for g in record.gates]
     base = record.baseline
     if base is not None and base.failed:
         cases.append(
             VerdictCase(
                 "regression",
                 "baseline",
-                False,
+                "failed",
                 f"baseline {base.reason}",
                 (("shared_items", base.shared_items),),
             )  # fmt: skip
@@ -83,7 +100,9 @@ def verdict_cases(record: RunRecord) -> list[VerdictCase]:
         )
         props = (("delta", c.delta), ("ci_low", c.ci_low), ("ci_high", c.ci_high),
                  ("n_shared", c.n_shared))  # fmt: skip
-        cases.append(VerdictCase("regression", c.metric, not c.failed, message, props))
+        cases.append(
+            VerdictCase("regression", c.metric, "failed" if c.failed else "passed", message, props)
+        )
     return cases
 
 
@@ -172,9 +191,10 @@ def junit_xml(record: RunRecord) -> str:
     family = junit_family(record)
     items, others = record.items, record.other_tests
     outcomes = outcome_counts(items)
-    failures = outcomes.failed + sum(not c.passed for c in cases)
+    failures = outcomes.failed + sum(c.outcome == "failed" for c in cases)
     failures += sum(t.outcome == "failed" for t in others)
     skipped = outcomes.skipped + sum(t.outcome == "skipped" for t in others)
+    skipped += sum(c.outcome == "skipped" for c in cases)
     root = ET.Element("testsuites", name="extractbench")
     suite = ET.SubElement(
         root, "testsuite", name="extractbench", errors="0", failures=str(failures),
@@ -206,7 +226,9 @@ def junit_xml(record: RunRecord) -> str:
         if family != "xunit2":
             _properties(case, c.properties)
         if not c.passed:
-            ET.SubElement(case, "failure", message=c.message)
+            ET.SubElement(
+                case, "failure" if c.outcome == "failed" else "skipped", message=c.message
+            )
         if family == "xunit2":
             _case_facts(case, c.properties, family)
     for element in root.iter():  # an answer may hold characters XML 1.0 cannot

@@ -3,16 +3,23 @@
 A run whose ``--report-json`` names its ``--baseline`` replaces the baseline; ``--junitxml``
 naming the record is overwritten by it; ``extractbench merge s1 s2 -o s2`` replaces a
 shard. :func:`path_problems` finds every such pair (by the resolved real path, symlinks
-followed, and by the file itself where both exist, hard links included) and every output
-that cannot be a file (an existing folder), so a command refuses them in one usage line
-each (exit 4) before any model call, instead of losing a file or writing it after the run.
+followed, and by the file itself where both exist, hard links included), every output that
+cannot be a file (an existing folder, a FIFO, a socket, a block device) and every output
+whose existing folder no file can be created in (``/proc``, ``/sys``), so a command refuses
+them in one usage line each (exit 4) before any model call, instead of losing a file,
+replacing a device or writing it after the run. A character device (``/dev/null``,
+``/dev/stdout``) is a valid output: it is written in place (:func:`suites.files.write_output`),
+and several outputs may name it.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+
+from extractbench.suites.files import path_kind
 
 __all__ = ["Named", "path_problems"]
 
@@ -58,11 +65,11 @@ def path_problems(
     reads, writes, dirs = _given(inputs), _given(outputs), _given(folders)
     problems = []
     for option, path in writes:
-        if path.is_dir():
-            problems.append(f"{option} {path}: is a folder; give the path of a file to write")
+        problems += _output_problems(option, path)
     for option, path in dirs:
-        if path.exists() and not path.is_dir():
-            problems.append(f"{option} {path}: is a file; give a folder to write into")
+        kind = path_kind(path)
+        if kind not in (None, "folder"):
+            problems.append(f"{option} {path}: is a {kind}; give a folder to write into")
     targets = writes + dirs
     for i, (option, path) in enumerate(targets):
         for other, there in reads:
@@ -71,6 +78,8 @@ def path_problems(
                     f"{other} {there} {option} {path}: the same file; write to another path "
                     "(the command would replace a file it reads)"
                 )
+        if path_kind(path) == "character device":
+            continue  # written in place: two outputs may both discard into /dev/null
         for other, there in targets[:i]:
             if _same(path, there):
                 problems.append(
@@ -78,3 +87,32 @@ def path_problems(
                     "(one would replace the other)"
                 )
     return problems
+
+
+def _output_problems(option: str, path: Path) -> list[str]:
+    """Why ``path`` cannot take an output file: a folder or another non-regular file is
+    there, or its existing folder takes no new file (a pseudo file system such as
+    ``/proc``: the write's temporary file could not be made there)."""
+    kind = path_kind(path)
+    if kind == "folder":
+        return [f"{option} {path}: is a folder; give the path of a file to write"]
+    if kind == "character device":
+        return []
+    if kind not in (None, "file"):
+        return [
+            f"{option} {path}: is a {kind}, not a regular file; give the path of a file to "
+            "write (a character device such as /dev/null is written in place)"
+        ]
+    parent = Path(path).expanduser().absolute().parent
+    if path_kind(parent) != "folder":
+        return []  # made at the write, or the write fails as an output error (exit 6)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".extractbench-probe-", dir=parent)
+    except OSError as exc:
+        return [
+            f"{option} {path}: no file can be created in {parent} ({exc.strerror or exc}); "
+            "give a path in a folder you can write"
+        ]
+    os.close(fd)
+    os.unlink(probe)
+    return []

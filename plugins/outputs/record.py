@@ -137,6 +137,9 @@ class Selection(_Model):
             left out (a subset of the suite).
         allow_subset: ``--allow-subset``: gates may be decided on such a subset.
         shard: ``K/N`` for one shard of a run (decides no gate), None otherwise.
+        narrow: the command named suites one by one (their folders, packages, files or
+            node ids), not the whole suites package: a gate on a suite it left out is
+            "not selected by this command" instead of leaving the run INCOMPLETE.
     """
 
     suites: list[str] = Field(default_factory=list)
@@ -145,6 +148,7 @@ class Selection(_Model):
     deselected: dict[str, int] = Field(default_factory=dict)
     allow_subset: bool = False
     shard: str | None = None
+    narrow: bool = False
 
 
 class Counts(_Model):
@@ -188,6 +192,7 @@ class GateEntry(_Model):
     n: int | None = None
     min_n: int | None = None
     warning: str | None = None
+    not_evaluated: Literal["not_selected", "skipped", "unloaded"] | None = None
 
 
 class Baseline(_Model):

@@ -34,7 +34,7 @@ from extractbench.plugins.outputs.record import RunRecord
 from extractbench.plugins.outputs.record_io import dump_record
 from extractbench.plugins.outputs.step_summary import StepSummary, step_summary_markdown
 from extractbench.plugins.outputs.suite_reports import suite_reports
-from extractbench.suites.files import write_output
+from extractbench.suites.files import path_kind, write_output
 from extractbench.suites.registry import Registry
 
 if TYPE_CHECKING:  # plugins.verdict imports the record models of this package
@@ -100,7 +100,13 @@ class Written:
 
 def remove_stale(path: Path) -> str:
     """After a failed write: remove an earlier run's record at ``path``, so no reader
-    takes it for this run's. Returns one line saying what became of it."""
+    takes it for this run's; only a regular file is removed (never a device such as
+    ``/dev/full``). Returns one line saying what became of it."""
+    kind = path_kind(path)
+    if kind is None:
+        return "no file was left there"
+    if kind != "file":
+        return f"it is a {kind}, left as it is"
     try:
         path.unlink()
     except (FileNotFoundError, NotADirectoryError):

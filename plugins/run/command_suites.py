@@ -9,12 +9,13 @@ command runs suites (gates, reports, the data check) or the harness's own tests.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Collection
 
 import pytest
 from extractbench.suites.protocol import Suite
 from extractbench.suites.registry import Registry
 
-__all__ = ["command_paths", "selected_suites"]
+__all__ = ["command_paths", "selected_suites", "selects_whole_package"]
 
 
 def _module_path(name: str) -> str | None:
@@ -46,7 +47,16 @@ def command_paths(config: pytest.Config) -> list[str]:
     return paths
 
 
-def selected_suites(config: pytest.Config, registry: Registry) -> list[Suite]:
+def selected_suites(
+    config: pytest.Config, registry: Registry, configured: Collection[str] = ()
+) -> list[Suite]:
     """The registered suites the command's paths (or ``--pyargs`` names) select, in registry
-    order (:meth:`Registry.selected`)."""
-    return registry.selected(command_paths(config), config.invocation_params.dir)
+    order (:meth:`Registry.selected`); ``configured``: the suites the project configures,
+    which a folder above them selects even when they run on request."""
+    return registry.selected(command_paths(config), config.invocation_params.dir, configured)
+
+
+def selects_whole_package(config: pytest.Config, registry: Registry) -> bool:
+    """Whether the command selects suites from a folder above them (:meth:`Registry.whole`):
+    then every gate the project declares must be evaluated."""
+    return registry.whole(command_paths(config), config.invocation_params.dir)

@@ -29,6 +29,7 @@ from extractbench.plugins.run.project_config import (
     read_settings,
     typed_suite_options,
     unknown_gates,
+    unknown_limits,
 )
 from extractbench.plugins.run.shard import Shard, parse_shard
 from extractbench.plugins.verdict.decision import GateSet
@@ -152,7 +153,11 @@ def _settings(config: pytest.Config, registry: Registry) -> tuple[Settings, dict
     except (GateError, SettingsError) as exc:
         raise pytest.UsageError(str(exc)) from None
     typed, problems = typed_suite_options(settings.suite_options, registry)
-    problems = unknown_gates(settings.gates, registry) + problems
+    problems = (
+        unknown_gates(settings.gates, registry)
+        + unknown_limits(settings.limits, registry)
+        + problems
+    )
     if not config.getoption("ignore_project_gates") and _benchmark(config, registry):
         # a release gate the run silently drops would pass at any score
         problems += [
@@ -236,7 +241,9 @@ def _targets(
     problems = path_problems(
         [("--baseline", config.getoption("baseline")), ("--rescore", rescore_path)],
         [("--report-json", record), ("--junitxml", targets.junit), ("--html", targets.html),
-         ("--summary-md", targets.markdown), ("--ctrf", targets.ctrf)],
+         ("--summary-md", targets.markdown), ("--ctrf", targets.ctrf),
+         # pytest-benchmark's, where installed: it writes the run's speed (outputs/benchmark_json.py)
+         ("--benchmark-json", config.getoption("benchmark_json", None))],
         [("--export every-eval-ever", targets.every_eval_ever)],
     )  # fmt: skip
     if problems:

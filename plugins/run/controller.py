@@ -37,6 +37,7 @@ from extractbench.plugins.run.data import prepare_data, select_suites
 from extractbench.plugins.run.finish import finish_run, is_benchmark_run
 from extractbench.plugins.run.progress import Heartbeat, Progress
 from extractbench.plugins.run.state import USAGE_PREFIX, RunState, SuiteFacts
+from extractbench.suites.files import path_kind
 from extractbench.suites.locks import OutputBusy, OutputLocks
 
 __all__ = ["Controller", "WORKER_OUTPUT_KEY"]
@@ -68,9 +69,12 @@ class Controller:
         self.config, self.cfg, self.state, self.setup = config, cfg, state, setup
         self.session: pytest.Session | None = None
         self.written: Written | None = None
-        self._sigterm: Any = None
+        self._finishing = False
+        self._handlers: dict[int, Any] = {}
         if threading.current_thread() is threading.main_thread():
-            self._sigterm = signal.signal(signal.SIGTERM, self._on_sigterm)
+            self._handlers = {
+                sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)
+            }
         # where each process that runs items writes its faulthandler report
         # (plugins/run/crashes.py); a supervised run (plugins/run/supervisor.py) gives its journal
         self._own_fault_dir = journal is None
@@ -79,9 +83,9 @@ class Controller:
         # every output of this run, locked from now to the last write (suites/locks.py):
         # a second run on the same paths stops at once instead of replacing this one's
         targets = cfg.targets
-        outputs = [
+        outputs = [  # a character device (/dev/null) is written in place, with no lock file
             p for p in (targets.record, targets.junit, targets.html, targets.markdown, targets.ctrf)
-            if p
+            if p and path_kind(p) != "character device"
         ]  # fmt: skip
         try:
             self.output_locks = OutputLocks(outputs).acquire(skip_unwritable=True)
@@ -104,17 +108,24 @@ class Controller:
                 reporter.write("\n")  # after the progress dots of -q and xdist
             reporter.write_line(line)
 
-    def _on_sigterm(self, signum: int, frame: Any) -> None:
-        """SIGTERM (timeout, CI cancellation, Kubernetes) ends the run like Ctrl-C: the
-        finished items are recorded, the workers stopped, exit 2."""
-        self.state.signal = "SIGTERM"
-        raise KeyboardInterrupt("SIGTERM")
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        """Ctrl-C (SIGINT) and SIGTERM (timeout, CI cancellation, Kubernetes) end the run:
+        the finished items are recorded, the workers stopped, exit 2. A signal after the
+        first, or one while the outputs are being written, is absorbed: a second Ctrl-C
+        must not break off the shutdown that writes the record (it would end in a
+        traceback, exit 130, with no record saying the run was interrupted)."""
+        name = signal.Signals(signum).name
+        if self.state.signal is not None or self._finishing:
+            self.state.signal = self.state.signal or name
+            return
+        self.state.signal = name
+        raise KeyboardInterrupt(name)
 
     def pytest_unconfigure(self) -> None:
         self.output_locks.release()
-        if self._sigterm is not None:
-            signal.signal(signal.SIGTERM, self._sigterm)
-            self._sigterm = None
+        for sig, handler in self._handlers.items():
+            signal.signal(sig, handler)
+        self._handlers = {}
         if self._own_fault_dir:
             shutil.rmtree(self.fault_dir, ignore_errors=True)
         if self.core_share is not None:
@@ -287,6 +298,11 @@ class Controller:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self._finishing = True
+        if self.state.signal and not self.state.interrupted:
+            # caught by our handler, whatever became of the KeyboardInterrupt it raised
+            # (xdist turns a worker's into its own Interrupted)
+            self.state.interrupted = self.state.signal
         if self.heartbeat is not None:
             self.heartbeat.stop()
         if self.config.option.collectonly or not is_benchmark_run(self.config, self.state):

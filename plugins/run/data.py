@@ -8,7 +8,7 @@ from contextlib import nullcontext
 
 import pytest
 from extractbench.fixtures.plugin import ModelSetup
-from extractbench.plugins.run.command_suites import selected_suites
+from extractbench.plugins.run.command_suites import selected_suites, selects_whole_package
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.state import RunState
 from extractbench.suites.datasets.manifest import load_manifest
@@ -31,8 +31,10 @@ def select_suites(config: pytest.Config, cfg: RunConfig, state: RunState) -> Non
     Raises:
         pytest.UsageError: ``--rescore`` of a record that holds none of them.
     """
-    selected = selected_suites(config, cfg.registry)
-    if cfg.rescore is not None:
+    selected = selected_suites(config, cfg.registry, cfg.settings.configured)
+    state.whole = selects_whole_package(config, cfg.registry)
+    if cfg.rescore is not None:  # the recorded run's own command
+        state.whole = not cfg.rescore.selection.narrow
         held = sorted({it.suite for it in cfg.rescore.items})
         chosen = [spec for spec in selected if spec.name in held]
         if selected and not chosen:

@@ -8,6 +8,8 @@ line counts a failed gate as a failed test.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from extractbench.fixtures.plugin import ModelSetup
 from extractbench.plugins.outputs.junit import verdict_cases
@@ -44,14 +46,15 @@ def _report_cases(config: pytest.Config, written: Written) -> None:
         nodeid = f"{case.classname}::{case.name}"
         common = dict(nodeid=nodeid, location=(case.classname, None, nodeid), keywords={},
                       user_properties=list(case.properties))  # fmt: skip
+        longrepr: Any = None
+        if case.outcome == "failed":
+            longrepr = case.message
+        elif case.outcome == "skipped":  # pytest's form of a skip: (path, line, reason)
+            longrepr = (case.classname, None, case.message)
         for report in (
             pytest.TestReport(
-                outcome="passed" if case.passed else "failed",
-                longrepr=None if case.passed else case.message,
-                when="call",
-                duration=0.0,
-                **common,
-            ),  # fmt: skip
+                outcome=case.outcome, longrepr=longrepr, when="call", duration=0.0, **common
+            ),
             pytest.TestReport(
                 outcome="passed", longrepr=None, when="teardown", duration=0.0, **common
             ),

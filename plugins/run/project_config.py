@@ -11,6 +11,7 @@ silently. Any config file may also list gates under the ini option ``extractbenc
 
 from __future__ import annotations
 
+import difflib
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -22,15 +23,20 @@ from extractbench.plugins.verdict.gates import Gate, GateError, gates_from_confi
 from extractbench.plugins.verdict.speed import SPEED_METRICS
 from extractbench.suites.item import DataError
 from extractbench.suites.registry import Registry
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 
 __all__ = [
     "Settings",
     "SettingsError",
+    "ProjectTable",
+    "project_table",
+    "read_project_table",
     "read_settings",
     "parse_suite_options",
     "typed_suite_options",
     "project_defaults",
     "unknown_gates",
+    "unknown_limits",
     "project_pyprojects",
 ]
 
@@ -59,6 +65,13 @@ class Settings:
     gates_from: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
+    @property
+    def configured(self) -> frozenset[str]:
+        """The suites the configuration names: a gate on them, or options given for them
+        (a user's data: ``kv.path``). A command that selects the whole suites package runs
+        each of them, those run on request included."""
+        return frozenset({gate.suite for gate in self.gates} | set(self.suite_options))
+
 
 def parse_suite_options(texts: Sequence[str]) -> dict[str, dict[str, str]]:
     """``["tableqa.per_cell=1"]`` -> ``{"tableqa": {"per_cell": "1"}}``.
@@ -78,33 +91,95 @@ def parse_suite_options(texts: Sequence[str]) -> dict[str, dict[str, str]]:
     return out
 
 
-def _toml_table(path: Path, *keys: str) -> dict[str, Any]:
+class ProjectTable(BaseModel):
+    """``[tool.extractbench]`` of a TOML file, read and validated whole: an unknown key or
+    table, or a value of the wrong type, is one line (exit 4), so a typo (``gatez``) never
+    drops a release gate.
+
+    Attributes:
+        gates: ``"suite/metric[:stat]" = "<op> NUMBER"`` (:func:`gates_from_config`).
+        limits: suite -> default item cap (a positive integer).
+        options: suite -> its options' table (each parsed by the suite's typed options).
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    gates: dict[str, str] = Field(default_factory=dict)
+    limits: dict[str, PositiveInt] = Field(default_factory=dict)
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+
+
+# what each key holds, and each of its entries, for the one-line message
+_EXPECTED = {
+    "gates": ("a table of gates", "a string such as '>= 0.25'"),
+    "limits": ("a table of default item caps", "a positive integer such as 100"),
+    "options": ("a table of suite tables", "a table of the suite's options"),
+}
+
+
+def _problem(error: Mapping[str, Any], table: Mapping[str, Any]) -> str:
+    """One line for one of pydantic's errors in ``[tool.extractbench]``."""
+    loc = [str(part) for part in error["loc"]]
+    key = loc[0] if loc else ""
+    if error["type"] == "extra_forbidden":
+        known = list(ProjectTable.model_fields)
+        close = difflib.get_close_matches(key, known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        return f"unknown key {key!r}{hint}; known keys: {', '.join(known)}"
+    whole, entry = _EXPECTED[key]
+    if len(loc) == 1:
+        return f"{key} = {table.get(key)!r}: must be {whole}, e.g. [tool.extractbench.{key}]"
+    value: Any = table
+    for part in loc[:2]:
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return f"{key}.{loc[1]} = {value!r}: must be {entry}"
+
+
+def _top_gates(path: Path) -> dict[str, str]:
+    """A gates file's top-level ``[gates]`` table (where it has no
+    ``[tool.extractbench.gates]``), validated as ``[tool.extractbench]``'s.
+
+    Raises:
+        SettingsError: see :func:`project_table`.
+    """
+    gates = _toml(path).get("gates", {})
+    return project_table({"gates": gates}, str(path), heading="(top level)").gates
+
+
+def project_table(table: Any, source: str, heading: str = "[tool.extractbench]") -> ProjectTable:
+    """``[tool.extractbench]`` (a TOML table already read) as a :class:`ProjectTable`.
+
+    Raises:
+        SettingsError: ``SOURCE [tool.extractbench]: ...`` naming the first unknown key
+            (with a close match) or wrong value.
+    """
+    if not isinstance(table, Mapping):
+        raise SettingsError(f"{source}: tool.extractbench = {table!r}: must be a table")
     try:
-        table: Any = tomllib.loads(path.read_text(encoding="utf-8"))
+        return ProjectTable.model_validate(dict(table))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise SettingsError(f"{source} {heading}: {_problem(first, table)}") from None
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise SettingsError(f"{path}: cannot be read as TOML ({exc})") from None
-    for key in keys:
-        table = table.get(key, {}) if isinstance(table, dict) else {}
-    return table if isinstance(table, dict) else {}
 
 
-def _limits(table: Mapping[str, Any], source: Path) -> dict[str, int]:
-    limits = {}
-    for suite, value in table.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise SettingsError(
-                f"{source} [tool.extractbench.limits]: {suite} = {value!r} must be a positive integer"
-            )
-        limits[suite] = value
-    return limits
+def read_project_table(path: Path) -> ProjectTable:
+    """The validated ``[tool.extractbench]`` of the TOML file ``path`` (empty when it has
+    none): the one reader of every config source (the file pytest loaded, ``--gates-file``,
+    the project files a run warns about, ``extractbench suites``).
 
-
-def _caps_and_options(
-    table: Mapping[str, Any], source: Path
-) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
-    """``[tool.extractbench]``'s ``limits`` and ``options.SUITE`` tables."""
-    options = {s: dict(v) for s, v in table.get("options", {}).items()}
-    return _limits(table.get("limits", {}), source), options
+    Raises:
+        SettingsError: unreadable TOML, or see :func:`project_table`.
+    """
+    tool = _toml(path).get("tool", {})
+    table = tool.get("extractbench", {}) if isinstance(tool, Mapping) else {}
+    return project_table(table, str(path))
 
 
 def project_defaults(place: Path) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
@@ -112,12 +187,13 @@ def project_defaults(place: Path) -> tuple[dict[str, int], dict[str, dict[str, A
     above ``place`` (what ``extractbench suites`` shows; a run reads the file pytest loads).
 
     Raises:
-        SettingsError: unreadable TOML, or a cap that is not a positive integer.
+        SettingsError: unreadable TOML, or an invalid ``[tool.extractbench]``.
     """
     found = project_pyprojects([place])
     if not found:
         return {}, {}
-    return _caps_and_options(_toml_table(found[0], "tool", "extractbench"), found[0])
+    table = read_project_table(found[0])
+    return dict(table.limits), {s: dict(v) for s, v in table.options.items()}
 
 
 def project_pyprojects(places: Iterable[Path]) -> list[Path]:
@@ -163,11 +239,11 @@ def read_settings(
             :class:`plugins.verdict.gates.GateError` for a bad gate.
     """
     loaded = inipath.resolve() if inipath is not None else None
-    table: dict[str, Any] = {}
+    table = ProjectTable()
     if loaded is not None and loaded.suffix == ".toml":
-        table = _toml_table(loaded, "tool", "extractbench")
+        table = read_project_table(loaded)
     source = str(loaded) if loaded else "no config file"
-    gates = gates_from_config(table.get("gates", {}), source=source)
+    gates = gates_from_config(table.gates, source=source)
     gates += [
         parse_gate(text, f"{source} extractbench_gates") for text in ini_gates if text.strip()
     ]
@@ -176,9 +252,7 @@ def read_settings(
         if not gates_file.is_file():
             raise SettingsError(f"--gates-file {gates_file}: no such file")
         path = gates_file.resolve()
-        file_table = _toml_table(path, "tool", "extractbench", "gates") or _toml_table(
-            path, "gates"
-        )
+        file_table = read_project_table(path).gates or _top_gates(path)
         if not file_table:
             raise SettingsError(
                 f"--gates-file {gates_file}: no [tool.extractbench.gates] or [gates] table"
@@ -189,7 +263,8 @@ def read_settings(
     gates += [parse_gate(text, "--gate") for text in cli_gates]
     if cli_gates:
         gates_from.append(f"--gate: {len(cli_gates)} gates")
-    limits, options = _caps_and_options(table, loaded) if loaded else ({}, {})
+    limits = dict(table.limits)
+    options = {suite: dict(values) for suite, values in table.options.items()}
     for suite, values in parse_suite_options(cli_options).items():
         options.setdefault(suite, {}).update(values)
     for suite, values in (suite_flags or {}).items():
@@ -200,11 +275,9 @@ def read_settings(
     for project in projects:
         if project.resolve() in applied:
             continue
-        declared = _toml_table(project, "tool", "extractbench")
-        if declared.get("gates"):
-            names = ", ".join(
-                g.expression for g in gates_from_config(declared["gates"], str(project))
-            )
+        declared = read_project_table(project)
+        if declared.gates:
+            names = ", ".join(g.expression for g in gates_from_config(declared.gates, str(project)))
             warnings.append(
                 f"{project} declares gates ({names}) and [tool.extractbench] settings that this "
                 f"run does not apply: pytest loaded {source}; run with -c {project} or "
@@ -237,6 +310,23 @@ def unknown_gates(gates: Sequence[Gate], registry: Registry) -> list[str]:
                 f"data: {', '.join(DATA_FIGURES)}"
             )
     return problems
+
+
+def unknown_limits(limits: Mapping[str, int], registry: Registry) -> list[str]:
+    """A default item cap must name a registered suite (``fdaa = 100`` would otherwise run
+    the whole suite): one line per one that does not."""
+    known = ", ".join(registry.names)
+    return [
+        f"[tool.extractbench.limits] {suite}: unknown suite {suite!r}"
+        + (
+            f" (did you mean {close[0]!r}?)"
+            if (close := difflib.get_close_matches(suite, registry.names, n=1))
+            else ""
+        )
+        + f"; known suites: {known}"
+        for suite in limits
+        if registry.get(suite) is None
+    ]
 
 
 def typed_suite_options(

@@ -80,7 +80,7 @@ def selection_of(cfg: RunConfig, state: RunState) -> Selection:
     return Selection(
         suites=list(state.selected), skipped=dict(state.skipped), unloaded=unloaded,
         deselected=deselected, allow_subset=cfg.allow_subset,
-        shard=str(cfg.shard) if cfg.shard is not None else None,
+        shard=str(cfg.shard) if cfg.shard is not None else None, narrow=not state.whole,
     )  # fmt: skip
 
 
@@ -157,7 +157,7 @@ def build_record(
         "crashes": [crash.model_dump() for crash in state.crashes],
         "other_tests": [state.other_tests[k].model_dump() for k in sorted(state.other_tests)],
         "suites_skipped": dict(state.skipped),
-        "warnings": list(cfg.settings.warnings),
+        "warnings": [*cfg.settings.warnings, *state.warnings],
         "data": state.data,
         "code": code_version(),
         "model": model,

@@ -40,6 +40,8 @@ class RunState:
 
     Attributes:
         selected: suites the command's paths (or the ``--rescore`` record) select.
+        whole: the command selects the whole suites package (a folder above the suites),
+            so every declared gate must be evaluated.
         excluded: suites a ``--rescore`` record lacks (their tests are deselected).
         skipped: ``--skip-missing-data``: suite -> why.
         loaded: suite -> its loaded data (this process).
@@ -55,6 +57,8 @@ class RunState:
         interrupted: ``SIGINT`` or ``SIGTERM``; ``signal``: the one our handler caught.
         stopped: why the run was stopped early (circuit breaker, ...).
         data: data provenance for the record.
+        warnings: what the run noticed but did not fail on (the record's ``warnings``,
+            after the configuration's).
         sent_suites: (worker) suites whose facts went to the controller.
         run_order: ``--concurrency``: item id -> (its items in run order, its index).
         groups: group prefetch: this process's items by group, each group removed when its
@@ -62,6 +66,7 @@ class RunState:
     """
 
     selected: list[str] = field(default_factory=list)
+    whole: bool = False
     excluded: set[str] = field(default_factory=set)
     skipped: dict[str, str] = field(default_factory=dict)
     loaded: dict[str, SuiteData] = field(default_factory=dict)
@@ -76,6 +81,7 @@ class RunState:
     signal: str | None = None
     stopped: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
     sent_suites: set[str] = field(default_factory=set)
     run_order: dict[str, tuple[list[Item], int]] | None = None
     groups: dict[str, list[Item]] | None = None

@@ -83,6 +83,10 @@ class GateResult:
         n: the number of values behind ``value`` (items; calls for a speed figure).
         min_n: the largest minimum n that applies to the gate, or None.
         warning: a gate on a mean of fewer than :data:`MEAN_N_FLOOR` items says so.
+        not_evaluated: why a gate of a suite that did not run was not evaluated:
+            ``not_selected`` (the command left the suite out), ``skipped``
+            (``--skip-missing-data``) or ``unloaded`` (its data did not load); None
+            otherwise.
     """
 
     gate: Gate
@@ -92,6 +96,7 @@ class GateResult:
     n: int | None = None
     min_n: int | None = None
     warning: str | None = None
+    not_evaluated: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form for the run record."""
@@ -108,6 +113,7 @@ class GateResult:
             "n": self.n,
             "min_n": self.min_n,
             "warning": self.warning,
+            "not_evaluated": self.not_evaluated,
         }
 
 
@@ -175,17 +181,14 @@ def _missing(
     """A gate whose metric has no value: not decided when its suite did not run, else
     failed (nothing measured never passes)."""
     if suite in unloaded:
-        return GateResult(
-            gate, None, None, f"not evaluated: suite {suite!r} did not load ({unloaded[suite]})"
-        )
+        why = f"not evaluated: suite {suite!r} did not load ({unloaded[suite]})"
+        return GateResult(gate, None, None, why, not_evaluated="unloaded")
     if suite in skipped:
-        return GateResult(
-            gate, None, None, f"not evaluated: suite {suite!r} skipped ({skipped[suite]})"
-        )
+        why = f"not evaluated: suite {suite!r} skipped ({skipped[suite]})"
+        return GateResult(gate, None, None, why, not_evaluated="skipped")
     if suite not in selected:
-        return GateResult(
-            gate, None, None, f"not evaluated: suite {suite!r} not selected by this command"
-        )
+        why = f"not evaluated: suite {suite!r} not selected by this command"
+        return GateResult(gate, None, None, why, not_evaluated="not_selected")
     why = (
         f"{failed_items[suite]} items of {suite} failed"
         if failed_items.get(suite)
@@ -291,4 +294,15 @@ def short_of_n(gate: Mapping[str, Any]) -> bool:
     )
 
 
-__all__ += ["short_of_n"]
+def unanswered(gate: Mapping[str, Any], narrow: bool) -> bool:
+    """Whether a declared gate was left unevaluated where the run had to answer it: its
+    suite was skipped or did not load, or (``narrow`` False: the command selected the whole
+    suites package) was not selected. Only a command that names a narrower selection may
+    leave a gated suite out; a declared gate is the release contract."""
+    why = gate.get("not_evaluated")
+    return gate.get("passed") is None and (
+        why in ("skipped", "unloaded") or (why == "not_selected" and not narrow)
+    )
+
+
+__all__ += ["short_of_n", "unanswered"]

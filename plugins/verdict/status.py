@@ -14,7 +14,7 @@ from extractbench.plugins.verdict.exit_codes import (
     OUTPUT_ERROR,
     USAGE_ERROR,
 )
-from extractbench.plugins.verdict.gates import short_of_n
+from extractbench.plugins.verdict.gates import short_of_n, unanswered
 from extractbench.plugins.verdict.speed import change_text
 
 if TYPE_CHECKING:
@@ -45,8 +45,9 @@ def exit_status(
     In order: usage errors (4); a pytest internal error (3, never hidden by what the
     items say); an interruption (2, INCOMPLETE); a crash (7, CRASHED); lost outputs (6);
     then failed items, failed plain tests, a refused subset, an incomplete or stopped run,
-    failed gates, regression and speed checks, gates not decided for want of n (1:
-    INCOMPLETE when incomplete or only n is short, else FAIL);
+    failed gates, regression and speed checks, gates not decided for want of n or declared
+    gates not evaluated (:func:`plugins.verdict.gates.unanswered`) (1: INCOMPLETE when
+    incomplete or only such gates are open, else FAIL);
     nothing measured (5); else PASS (0)."""
     if record.usage_errors:
         return USAGE_ERROR, "FAIL", list(record.usage_errors)
@@ -110,6 +111,17 @@ def exit_status(
         why = f" (skipped: {', '.join(skipped)})" if skipped else ""
         return NOTHING_MEASURED, "NOT EVALUATED", [f"no item was measured{why}"]
     short = [f"gate {g['expression']} {g['reason']}" for g in gates if short_of_n(g)]
+    short += [
+        f"gate {g['expression']} {g['reason']}"
+        + (
+            "; a run of the whole suites package answers every declared gate: add the "
+            "suite's path to the command, or select suites by name"
+            if g.get("not_evaluated") == "not_selected"
+            else ""
+        )
+        for g in gates
+        if unanswered(g, selection.narrow)
+    ]
     if reasons or short:
         undecided = not complete or (short and not reasons)
         return FAILED, "INCOMPLETE" if undecided else "FAIL", reasons + short
