@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 
@@ -16,11 +15,10 @@ from extractbench.plugins.cli.main import main as cli_main
 from extractbench.plugins.outputs.exports import ExportError, parse_exports
 from extractbench.plugins.outputs.record_io import parse_record
 from extractbench.plugins.outputs.step_summary import STEP_SUMMARY_LIMIT, step_summary_markdown
-from extractbench.suites.suite_options import truthy
 
 from tests.conftest import read_json
 from tests.test_plugin import MODES
-from tests.third_party_schemas import Unavailable, schema
+from tests.third_party_schemas import schemas_or_skip
 
 COMMON = ["--backend", "fake", "--data-dir", "data", "-p", "no:cacheprovider", "--no-step-summary"]
 UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
@@ -30,18 +28,11 @@ UUID4 = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9
 def validators() -> dict[str, jsonschema.Draft7Validator]:
     """Draft-7 validators of the published schemas (skipped, saying why, without the
     registries)."""
-    try:
-        found = {
-            "eval": schema("every-eval-ever", "eval"),
-            "instance": schema("every-eval-ever", "instance"),
-            "ctrf": schema("ctrf", "ctrf"),
-        }
-    except Unavailable as exc:
-        if truthy(os.environ.get("EXTRACTBENCH_REQUIRE_SCHEMAS", "")):  # CI: never skip these
-            pytest.fail(
-                f"EXTRACTBENCH_REQUIRE_SCHEMAS is set and the schemas cannot be fetched: {exc}"
-            )
-        pytest.skip(f"the exports' published schemas cannot be fetched here: {exc}")
+    found = schemas_or_skip(
+        {"eval": ("every-eval-ever", "eval"), "instance": ("every-eval-ever", "instance"),
+         "ctrf": ("ctrf", "ctrf")},
+        "the exports' published schemas",
+    )  # fmt: skip
     checker = jsonschema.Draft7Validator.FORMAT_CHECKER
     return {k: jsonschema.Draft7Validator(v, format_checker=checker) for k, v in found.items()}
 

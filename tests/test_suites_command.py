@@ -64,7 +64,7 @@ def test_a_team_s_own_items_are_counted_from_its_file_with_the_installed_run_com
         f.write('\n[tool.extractbench.options.kv]\npath = "items.jsonl"\n')
     assert main(["suites", "kv"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    runs = next(i for i, line in enumerate(lines) if "runs only when named" in line)
+    runs = next(i for i, line in enumerate(lines) if "runs when named" in line)
     assert lines[runs - 1].rstrip().endswith("docs/suites/kv.md).")  # the description's end
     assert "(pytest --pyargs extractbench.suites.kv)" in lines[runs]
     assert "  items: 1 from kv.path=items.jsonl" in lines

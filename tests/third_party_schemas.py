@@ -1,11 +1,14 @@
-"""The JSON Schemas the exports are validated against, fetched from their registries at test
-time (never committed): Every Eval Ever's from the PyPI package ``every-eval-ever``
-0.3.0 (MIT; it needs Python 3.12, so only its schema files are used, through ``pip
-download``), CTRF's from the npm package ``ctrf`` 0.3.0 (MIT; the reference
-implementation's ``ctrf-schema-0.0.json``, through ``npm pack``). Each archive is pinned by
-its sha256 and kept in the user cache (``~/.cache/extractbench/third-party``), so the
-registry is asked once per machine. Without the registry (no network, no npm) the tests
-that need a schema are skipped with the reason; CI reaches both.
+"""The JSON Schemas the exports and the CI recipes are validated against, fetched from their
+registries at test time (never committed): Every Eval Ever's from the PyPI package
+``every-eval-ever`` 0.3.0 (MIT; it needs Python 3.12, so only its schema files are used,
+through ``pip download``), CTRF's from the npm package ``ctrf`` 0.3.0 (MIT; the reference
+implementation's ``ctrf-schema-0.0.json``, through ``npm pack``), and the CI systems'
+(SchemaStore's ``github-workflow.json``, Apache-2.0, and GitLab's ``gitlab-ci.json``, MIT) as
+the PyPI package ``check-jsonschema`` 0.39.0 vendors them for its ``--builtin-schema``. Each
+archive is pinned by its sha256 and kept in the user cache
+(``~/.cache/extractbench/third-party``), so the registry is asked once per machine. Without
+the registry (no network, no npm) the tests that need a schema are skipped with the reason,
+unless ``EXTRACTBENCH_REQUIRE_SCHEMAS`` is set (CI reaches both): then they fail.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import platformdirs
+import pytest
 
-__all__ = ["PINNED", "Unavailable", "schema"]
+__all__ = ["PINNED", "Unavailable", "schema", "schemas_or_skip"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,14 @@ PINNED = {
         "e3ca219a2236c53c6cf0463c635161264b0a9f46dc9e285b7827d40f7551e8b6",
         {"ctrf": "package/dist/ctrf-schema-0.0.json"},
         "MIT (package/LICENSE)",
+    ),
+    "check-jsonschema": Pinned(
+        "pypi", "check-jsonschema", "0.39.0", "check_jsonschema-0.39.0-py3-none-any.whl",
+        "14ce5c94871c551268ea948ffe21e9f1464dc48fb20bf9a4c13deeaaf756cf9b",
+        {"github-workflow": "check_jsonschema/builtin_schemas/vendor/github-workflows.json",
+         "gitlab-ci": "check_jsonschema/builtin_schemas/vendor/gitlab-ci.json"},
+        "Apache-2.0 (the tool); the schemas: SchemaStore's Apache-2.0, GitLab's MIT "
+        "(check_jsonschema/builtin_schemas/vendor/licenses/)",
     ),
 }  # fmt: skip
 
@@ -106,3 +118,19 @@ def schema(name: str, member: str) -> dict:
             assert handle is not None
             text = handle.read()
     return json.loads(text)
+
+
+def schemas_or_skip(wanted: dict[str, tuple[str, str]], what: str) -> dict[str, dict]:
+    """``key -> (package, member)`` as :func:`schema` gives each; without the registry the
+    calling test is skipped, saying why, or fails where ``EXTRACTBENCH_REQUIRE_SCHEMAS`` is
+    set (CI: a schema check must never be skipped there)."""
+    import os
+
+    from extractbench.suites.suite_options import truthy
+
+    try:
+        return {key: schema(package, member) for key, (package, member) in wanted.items()}
+    except Unavailable as exc:
+        if truthy(os.environ.get("EXTRACTBENCH_REQUIRE_SCHEMAS", "")):
+            pytest.fail(f"EXTRACTBENCH_REQUIRE_SCHEMAS is set and {what} cannot be fetched: {exc}")
+        pytest.skip(f"{what} cannot be fetched here: {exc}")

@@ -122,8 +122,8 @@ def _text(facts: dict[str, Any], where: str) -> list[str]:
                           subsequent_indent="  ")  # fmt: skip
     if facts["on_request"]:
         name = facts["name"]
-        lines += wrap(f"  runs only when named ({run_command(name)}), never with every suite "
-                      f"({run_command()})")  # fmt: skip
+        lines += wrap(f"  runs when named ({run_command(name)}), or with every suite "
+                      f"({run_command()}) when the project gates it or sets its options")  # fmt: skip
     lines += [
         *wrap(f"  items: {count}"),
         f"  default cap: {cap:,} (--limit lowers it, --full lifts it)" if cap else
@@ -177,7 +177,8 @@ def suites_command(args: argparse.Namespace) -> int:
         for s, f in zip(chosen, facts, strict=True)
     ]
     print("\n\n".join(blocks))
-    print(f"\nRun: {run_command()} (every suite but those run only when named); options: "
+    print(f"\nRun: {run_command()} (every suite, and each run on request that the project "
+          "gates or sets options of); options: "
           "--suite-option SUITE.KEY=VALUE or [tool.extractbench.options.SUITE] in "
           "pyproject.toml.")  # fmt: skip
     return 0
