@@ -8,6 +8,7 @@ and the data cached, JUnit in the CI's test view, the reports kept, the time sta
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import shlex
 import subprocess
@@ -26,17 +27,15 @@ GITLAB = sorted((ROOT / "ci").glob("gitlab-*.yml"))
 TEAM = {"github": ROOT / "ci/github-team-gate.yml", "gitlab": ROOT / "ci/gitlab-team-gate.yml"}
 
 
-class Yaml12Loader(yaml.SafeLoader):
-    """YAML 1.2's booleans, as GitHub and GitLab read their files (``on:`` is a key)."""
+def _try_script():
+    """``ci/try-team-gate.py`` as a module (its YAML 1.2 loader: GitHub's and GitLab's reading)."""
+    spec = importlib.util.spec_from_file_location("try_team_gate", ROOT / "ci/try-team-gate.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-Yaml12Loader.yaml_implicit_resolvers = {
-    key: [r for r in resolvers if r[0] != "tag:yaml.org,2002:bool"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
+Yaml12Loader = _try_script().Yaml12Loader
 
 
 def _load(path: Path) -> dict:
