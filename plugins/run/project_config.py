@@ -306,8 +306,7 @@ def unknown_gates(gates: Sequence[Gate], registry: Registry) -> list[str]:
         ):
             problems.append(
                 f"{where}: suite {suite} has no metric {metric!r}; its metrics: "
-                f"{', '.join(spec.metric_names())}; speed figures: {', '.join(SPEED_METRICS)}; "
-                f"data: {', '.join(DATA_FIGURES)}"
+                f"{', '.join(spec.metric_names())}; figures: {', '.join(SPEED_METRICS + DATA_FIGURES)}"
             )
     return problems
 
