@@ -95,3 +95,22 @@ def test_the_items_are_built_once_and_rebuilt_when_an_input_or_the_code_changes(
     monkeypatch.setattr(minea_items, "_code_digest", lambda: "another build of the code")
     minea_items.load_items(None, opts)
     assert len(builds) == 4
+
+
+def test_a_document_linked_from_outside_the_folder_is_refused(pytester):
+    """A link in the documents folder to a file outside it (``/etc/passwd`` as well): one
+    line and exit 4, the file never read; ``minea.root`` names a wider folder."""
+    _documents(pytester)
+    outside = pytester.path / "private.md"
+    outside.write_text("salary: 123456\n")
+    (pytester.path / "mydocs" / "leak.md").symlink_to(outside)
+    result = _run(pytester)
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4, text[-2000:]
+    assert (
+        f"minea.documents=mydocs: 'leak.md' is outside {(pytester.path / 'mydocs').resolve()}"
+        in text
+    )
+    assert f"it resolves to {outside.resolve()}" in text and "minea.root=DIR" in text
+    (path,) = (pytester.path / "reports").glob("*.json")
+    assert "123456" not in path.read_text()

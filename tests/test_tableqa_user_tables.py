@@ -74,3 +74,16 @@ def test_a_bad_tables_folder_is_one_line_and_exit_4(pytester, name, content, mes
     result = _run(pytester, name)
     assert result.ret == 4
     assert message in result.stdout.str() + result.stderr.str()
+
+
+def test_a_table_linked_from_outside_the_folder_is_refused_unless_a_root_allows_it(pytester):
+    _tables(pytester)
+    outside = pytester.path / "elsewhere.csv"
+    outside.write_text("x,y\n1,2\n")
+    (pytester.path / "tables" / "linked.csv").symlink_to(outside)
+    result = _run(pytester)
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4, text[-2000:]
+    assert "tableqa.tables=tables: 'linked.csv' is outside" in text and "tableqa.root=DIR" in text
+    result = _run(pytester, "tables", f"--suite-option=tableqa.root={pytester.path}")
+    assert result.ret == 0, result.stdout.str()[-2000:]

@@ -9,7 +9,7 @@ from pathlib import Path
 from extractbench.suites.item import Item
 from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
 from extractbench.suites.strucbench.hscore import HScoreMode
-from extractbench.suites.suite_options import SuiteOptions
+from extractbench.suites.suite_options import UserFileOptions
 from pydantic import Field
 
 __all__ = ["HScoreMode", "StrucbenchOptions", "SUITE", "JUDGE_MAX_TOKENS"]
@@ -19,7 +19,7 @@ __all__ = ["HScoreMode", "StrucbenchOptions", "SUITE", "JUDGE_MAX_TOKENS"]
 JUDGE_MAX_TOKENS = 256
 
 
-class StrucbenchOptions(SuiteOptions):
+class StrucbenchOptions(UserFileOptions):
     """``--suite-option strucbench.KEY=VALUE``."""
 
     pscore: bool = Field(True, description="judge each item (P-Score: two judge calls per item)")
