@@ -19,7 +19,7 @@ from extractbench.suites.locks import PathLock, held_here
 
 __all__ = [
     "read_text", "decode", "inside", "sha256_of", "atomic_write", "write_output", "fsync_folder",
-    "cache_dir", "data_file", "path_kind", "NotARegularFile", "UserFiles",
+    "cache_dir", "data_file", "path_kind", "NotARegularFile", "UserFiles", "distinct_ids",
 ]  # fmt: skip
 
 # The process's umask, read once at import (in the main thread): files written here get
@@ -292,3 +292,25 @@ class UserFiles:
         path = self.path(name, where)
         self.check_size(path)
         return read_text(path)
+
+
+def distinct_ids(named: list[tuple[str, Path]], where: str, root: Path) -> None:
+    """Check that the ids made from the user's file names are distinct (``a.csv`` and
+    ``a.html``, ``b report.md`` and ``b_report.txt`` both become one id).
+
+    Args:
+        named: (id, file) pairs.
+        where: the option that named the folder (``tableqa.tables=DIR``).
+        root: the folder the files are shown relative to.
+
+    Raises:
+        DataError: ``{where}: FILE and OTHER both become the id 'ID'; rename one``.
+    """
+    seen: dict[str, Path] = {}
+    for name, path in named:
+        if name in seen:
+            first, second = (p.relative_to(root).as_posix() for p in (seen[name], path))
+            raise DataError(
+                f"{where}: {first} and {second} both become the id {name!r}; rename one"
+            )
+        seen[name] = path

@@ -49,10 +49,17 @@ def test_minea_runs_on_the_user_s_documents_without_a_data_folder(pytester, monk
         ("nowhere", "minea.documents=nowhere: no such folder"),
         ("empty", "minea.documents=empty: no .txt or .md document in it"),
         ("bad", "bad/x.txt: not UTF-8"),
+        (
+            "twins",
+            "minea.documents=twins: b report.md and b_report.txt both become the id 'b_report'",
+        ),
     ],
-    ids=["no folder", "no document", "not UTF-8"],
+    ids=["no folder", "no document", "not UTF-8", "one id"],
 )
 def test_a_bad_documents_folder_is_one_line_and_exit_4(pytester, documents, message):
+    (pytester.path / "twins").mkdir()
+    for name in ("b report.md", "b_report.txt"):
+        (pytester.path / "twins" / name).write_text("a document. " * 50)
     (pytester.path / "empty").mkdir()
     (pytester.path / "bad").mkdir()
     (pytester.path / "bad" / "x.txt").write_bytes(b"caf\xe9 " * 50)

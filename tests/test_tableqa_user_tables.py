@@ -63,8 +63,13 @@ def test_questions_come_from_the_user_s_tables_without_a_data_folder(pytester, m
         ("blank", {"a.csv": b"\n\n"}, "a.csv: empty"),
         ("latin1", {"a.csv": b"x,y\ncaf\xe9,2\n"}, "a.csv: not UTF-8"),
         ("tiny", {"a.csv": b"x\n1\n"}, "no question"),
+        (
+            "twins",
+            {"t.csv": b"x,y\n1,2\n", "t.html": b"<table><tr><td>1</td></tr></table>"},
+            "tableqa.tables=twins: t.csv and t.html both become the id 't'; rename one",
+        ),
     ],
-    ids=["no folder", "no table", "ragged row", "empty file", "not UTF-8", "no question"],
+    ids=["no folder", "no table", "ragged row", "empty file", "not UTF-8", "no question", "one id"],
 )
 def test_a_bad_tables_folder_is_one_line_and_exit_4(pytester, name, content, message):
     if content is not None:

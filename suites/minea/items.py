@@ -25,7 +25,7 @@ from typing import Any
 
 from extractbench.suites import item as item_module
 from extractbench.suites.derived_cache import cached_json, digest_of
-from extractbench.suites.files import UserFiles, data_file, inside, read_text
+from extractbench.suites.files import UserFiles, data_file, distinct_ids, inside, read_text
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.jsonl import iter_jsonl
 from extractbench.suites.meteor import wordnet_status
@@ -149,6 +149,9 @@ def _haystacks(
             limits.check_size(p)
         found = [("_".join(p.relative_to(folder).with_suffix("").as_posix().split()), p, "")
                  for p in files]  # fmt: skip
+        distinct_ids(
+            [(doc_id, p) for doc_id, p, _ in found], f"minea.documents={documents}", folder
+        )
         # read_text: an unreadable or non-UTF-8 file is one DataError naming it
         digest = digest_of(part for doc_id, p, _ in found for part in (doc_id, read_text(p)))
         return found, {"documents": str(folder.resolve()), "files": len(found), "sha256": digest}

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from extractbench.suites.derived_cache import digest_of
-from extractbench.suites.files import UserFiles, read_text
+from extractbench.suites.files import UserFiles, distinct_ids, read_text
 from extractbench.suites.item import DataError
 from extractbench.suites.suite_options import UserFileOptions
 from extractbench.suites.tableqa.html import HTMLTableError, html_to_table
@@ -69,12 +69,14 @@ def user_questions(
     if not files:
         raise DataError(f"tableqa.tables={folder_text}: no .csv or .html table in it")
     limits = UserFiles.of(opts or UserFileOptions(), "tableqa", folder)
+    where = f"tableqa.tables={folder_text}"
+    names = ["_".join(p.relative_to(folder).with_suffix("").as_posix().split()) for p in files]
+    distinct_ids(list(zip(names, files, strict=True)), where, folder)
     tables, outside = [], []
-    for path in files:
-        limits.path(path.relative_to(folder), f"tableqa.tables={folder_text}")
+    for path, name in zip(files, names, strict=True):
+        limits.path(path.relative_to(folder), where)
         limits.check_size(path)
-        name = path.relative_to(folder).with_suffix("").as_posix()
-        table = read_table(path, "_".join(name.split()))
+        table = read_table(path, name)
         if MIN_WIDTH <= table.width <= MAX_WIDTH and MIN_HEIGHT <= table.height <= MAX_HEIGHT:
             tables.append(table)
         else:
