@@ -5,7 +5,9 @@ An instruct model answers in sentences a completion model does not write: it rea
 or a table in a Markdown code fence, and starts with a newline or a space. With chat on,
 each answer goes through these rules, in this order, before it is scored; which rules
 touched it is logged with the call and counted in the run record. Completion-mode answers
-are scored as generated (the papers' and lm-evaluation-harness's protocols).
+are scored as generated (the papers' and lm-evaluation-harness's protocols), except for the
+``think`` rule, which applies on every backend and in both modes
+(:func:`finish_completion_answer`).
 
 Rules (``RULES``):
 
@@ -36,7 +38,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "RULES", "ParsedAnswer", "parse_answer", "first_content_stop", "finish_chat_answer",
-    "engine_stops", "prompt_cues",
+    "finish_completion_answer", "engine_stops", "prompt_cues",
 ]  # fmt: skip
 
 RULES = ("think", "fence", "cue", "whitespace")
@@ -89,9 +91,9 @@ def parse_answer(text: str, cues: Sequence[str] = (), opened: bool = False) -> P
     return finish_chat_answer(text, (), cues, opened)
 
 
-def _unwrap(text: str, rules: list[str], opened: bool = False) -> str:
-    """The ``think`` and ``fence`` rules (``opened``: the answer begins inside a
-    ``<think>`` block the prompt opened)."""
+def _think(text: str, rules: list[str], opened: bool = False) -> str:
+    """The ``think`` rule (``opened``: the answer begins inside a ``<think>`` block the
+    prompt opened)."""
     out = f"<think>{text}" if opened else text
     if "think>" in out.lower():
         out = _THINK.sub("", out)
@@ -100,6 +102,22 @@ def _unwrap(text: str, rules: list[str], opened: bool = False) -> str:
             out = out[closes[-1].end() :]
         if out != text:
             rules.append("think")
+    return out
+
+
+def finish_completion_answer(text: str) -> ParsedAnswer:
+    """A completion-mode answer as it is scored: as generated (the papers' protocol), but
+    for the ``think`` rule, on every backend: a model that reasons before a ``</think>``
+    (with or without its opening tag) must not be credited for the values its reasoning
+    mentions. ``rules`` is ``("think",)`` when it changed the answer, else empty."""
+    rules: list[str] = []
+    return ParsedAnswer(_think(text, rules), tuple(rules))
+
+
+def _unwrap(text: str, rules: list[str], opened: bool = False) -> str:
+    """The ``think`` and ``fence`` rules (``opened``: the answer begins inside a
+    ``<think>`` block the prompt opened)."""
+    out = _think(text, rules, opened)
     fence = _FENCE.search(out)
     if fence:
         out = fence.group(1)

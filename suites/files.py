@@ -11,6 +11,7 @@ import hashlib
 import os
 import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from extractbench.suites.item import DataError
@@ -18,7 +19,7 @@ from extractbench.suites.locks import PathLock, held_here
 
 __all__ = [
     "read_text", "decode", "inside", "sha256_of", "atomic_write", "write_output", "fsync_folder",
-    "cache_dir", "data_file", "path_kind", "NotARegularFile",
+    "cache_dir", "data_file", "path_kind", "NotARegularFile", "UserFiles", "distinct_ids",
 ]  # fmt: skip
 
 # The process's umask, read once at import (in the main thread): files written here get
@@ -212,3 +213,104 @@ def data_file(root: Path, relative: str | Path) -> Path:
     path = Path(root) / relative
     inside(root, str(relative), str(path))
     return path
+
+
+@dataclass(frozen=True)
+class UserFiles:
+    """Where a suite may read the user's files from, and how large they may be: a suite's
+    :class:`suites.suite_options.UserFileOptions` applied to one folder.
+
+    Attributes:
+        folder: the folder relative names are read from (the file or option naming them).
+        root: the folder the files must lie in (resolved when checked): ``folder``, or a
+            wider one the user names.
+        suite: the suite's name, for the messages' ``--suite-option SUITE.KEY=...``.
+        max_file_bytes: the largest file read.
+        max_line_bytes: the longest JSON Lines line.
+    """
+
+    folder: Path
+    root: Path
+    suite: str
+    max_file_bytes: int
+    max_line_bytes: int
+
+    @classmethod
+    def of(cls, options: object, suite: str, folder: Path) -> UserFiles:
+        """The limits of ``options`` (a ``UserFileOptions``) for files named in ``folder``
+        (which must hold them, or the wider ``options.root`` the user gave)."""
+        root = str(getattr(options, "root", "") or "")
+        return cls(
+            Path(folder),
+            Path(root).expanduser() if root else Path(folder),
+            suite,
+            int(float(getattr(options, "max_file_mb", 64.0)) * 1e6),
+            int(float(getattr(options, "max_line_mb", 16.0)) * 1e6),
+        )
+
+    def path(self, name: str | Path, where: str) -> Path:
+        """``name`` (relative to :attr:`folder`, or absolute) as laid out, once it is
+        known to resolve inside :attr:`root`, links and ``..`` followed.
+
+        Raises:
+            DataError: ``{where}: {name!r} is outside ROOT (it resolves to TARGET); ...``
+                naming ``SUITE.root`` as the way to allow a wider folder.
+        """
+        base = self.root.resolve()
+        path = self.folder / name
+        target = path.resolve()
+        if not target.is_relative_to(base):
+            raise DataError(
+                f"{where}: {str(name)!r} is outside {base} (it resolves to {target}); your "
+                f"files must lie in that folder, or name a wider one with --suite-option "
+                f"{self.suite}.root=DIR"
+            )
+        return path
+
+    def check_size(self, path: Path) -> None:
+        """Raises DataError when the file ``path`` is larger than :attr:`max_file_bytes`
+        (one line naming the limit and ``SUITE.max_file_mb``); an unreadable file is left
+        to the reader's own message."""
+        try:
+            size = os.stat(path).st_size
+        except OSError:
+            return
+        if size > self.max_file_bytes:
+            raise DataError(
+                f"{path}: {size / 1e6:,.1f} MB, over the limit of {self.max_file_bytes / 1e6:g} "
+                f"MB for one of your files; raise it with --suite-option "
+                f"{self.suite}.max_file_mb=N"
+            )
+
+    def read_text(self, name: str | Path, where: str) -> str:
+        """The text of the user's file ``name`` (:meth:`path`, :meth:`check_size`, then
+        :func:`read_text`).
+
+        Raises:
+            DataError: outside the folder, too large, unreadable or not UTF-8.
+        """
+        path = self.path(name, where)
+        self.check_size(path)
+        return read_text(path)
+
+
+def distinct_ids(named: list[tuple[str, Path]], where: str, root: Path) -> None:
+    """Check that the ids made from the user's file names are distinct (``a.csv`` and
+    ``a.html``, ``b report.md`` and ``b_report.txt`` both become one id).
+
+    Args:
+        named: (id, file) pairs.
+        where: the option that named the folder (``tableqa.tables=DIR``).
+        root: the folder the files are shown relative to.
+
+    Raises:
+        DataError: ``{where}: FILE and OTHER both become the id 'ID'; rename one``.
+    """
+    seen: dict[str, Path] = {}
+    for name, path in named:
+        if name in seen:
+            first, second = (p.relative_to(root).as_posix() for p in (seen[name], path))
+            raise DataError(
+                f"{where}: {first} and {second} both become the id {name!r}; rename one"
+            )
+        seen[name] = path

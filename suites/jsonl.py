@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from extractbench.suites import safe_json
-from extractbench.suites.files import decode
+from extractbench.suites.files import UserFiles, decode
 from extractbench.suites.item import DataError
 
 __all__ = ["iter_jsonl", "check_fields"]
@@ -23,16 +23,32 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return seen
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+def iter_jsonl(path: Path, limits: UserFiles | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield (line number, object) for each non-blank line of a JSONL file.
+
+    Args:
+        path: the file.
+        limits: for a user's file, its size limits (the file's and each line's); None for
+            the pinned data, whose bytes are verified against the manifest.
 
     Raises:
         DataError: a line is not UTF-8, not valid JSON, not a JSON object, or holds one
-            key twice (``file:line: ...``).
+            key twice, or is longer than ``limits.max_line_bytes`` (``file:line: ...``,
+            naming ``SUITE.max_line_mb``); the file is over ``limits.max_file_bytes``.
     """
+    if limits is not None:
+        limits.check_size(path)
+    most = limits.max_line_bytes if limits is not None else -1
     offset = 0
     with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
+        for lineno, raw in enumerate(
+            iter(lambda: fh.readline(most + 1 if most >= 0 else -1), b""), start=1
+        ):
+            if limits is not None and len(raw) > most:
+                raise DataError(
+                    f"{path}:{lineno}: a line over the limit of {most / 1e6:g} MB; raise it "
+                    f"with --suite-option {limits.suite}.max_line_mb=N"
+                )
             line = decode(raw, f"{path}:{lineno}", offset)
             offset += len(raw)
             if not line.strip():

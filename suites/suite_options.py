@@ -10,11 +10,12 @@ from collections.abc import Mapping
 from typing import Any, Literal, TypeVar
 
 from extractbench.suites.item import DataError
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "SuiteOptions",
     "NoOptions",
+    "UserFileOptions",
     "parse_options",
     "option_names",
     "dump_options",
@@ -38,6 +39,26 @@ class SuiteOptions(BaseModel):
 
 class NoOptions(SuiteOptions):
     """The options of a suite that takes none."""
+
+
+class UserFileOptions(SuiteOptions):
+    """The options of a suite that reads the user's own files (``kv.path``,
+    ``minea.documents``, ``tableqa.tables``, ``strucbench.pairs``): where they may lie, and
+    how large one may be. A file a link or a path leads out of its folder is refused (its
+    text would land in the record and the reports); so is a file or a JSON Lines line
+    over its limit, before the first model call, instead of minutes of collecting."""
+
+    root: str = Field(
+        "",
+        description=(
+            "a wider folder your files may lie in (links and '..' resolved); unset: the "
+            "folder of the file or option that names them"
+        ),
+    )
+    max_file_mb: float = Field(64.0, gt=0, description="the largest of your files read, in MB")
+    max_line_mb: float = Field(
+        16.0, gt=0, description="the longest line of your JSON Lines files, in MB"
+    )
 
 
 def truthy(text: object) -> bool:

@@ -1,10 +1,20 @@
 """Answer parsing for chat outputs (suites/answers.py): each rule, their order, and the
-stop strings that apply only after the first non-space character."""
+stop strings that apply only after the first non-space character; in completion mode the
+``think`` rule alone."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from extractbench.suites.answers import RULES, first_content_stop, parse_answer
+from extractbench.suites.answers import (
+    RULES,
+    finish_completion_answer,
+    first_content_stop,
+    parse_answer,
+)
+
+from tests.test_plugin import MODES, run
 
 
 @pytest.mark.parametrize(
@@ -61,3 +71,45 @@ def test_stop_strings_apply_after_the_first_non_space_character():
     assert first_content_stop("answer</s>rest\n", ("\n", "</s>")) == "answer"
     assert first_content_stop("\n\n", ("\n",)) == "\n\n"  # nothing but space: nothing to cut
     assert first_content_stop("plain", ()) == "plain"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "rules"),
+    [
+        ("Let me reason: II</think>unknown", "unknown", ("think",)),
+        ("<think>the value is II</think> II", " II", ("think",)),
+        ("<think>the value is II", "", ("think",)),
+        ("  Acme Corp", "  Acme Corp", ()),  # otherwise as generated: no other rule
+        ("Answer: ```x```", "Answer: ```x```", ()),
+    ],
+)  # fmt: skip
+def test_completion_answers_keep_only_the_think_rule(text, expected, rules):
+    done = finish_completion_answer(text)
+    assert (done.text, done.rules) == (expected, rules)
+
+
+THINKING_ROWS = [
+    {
+        "doc": "d0",
+        "key": "answer",
+        "value": "II",
+        "text": "answer: Let me reason: II</think>unknown",
+    },
+    {"doc": "d1", "key": "answer", "value": "IV", "text": "answer: IV"},
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_reasoning_before_a_closing_tag_is_not_scored_in_completion_mode(toy, mode):
+    """A completion (no chat template: the fake backend) that reasons up to a lone
+    ``</think>`` is scored on what follows it, and the record counts the rule."""
+    (toy.path / "data" / "toy.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in THINKING_ROWS)
+    )
+    result, record = run(toy, mode, "--no-cache")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    scores = {it["id"]: it["scores"]["accuracy"] for it in record["items"]}
+    assert scores == {"toy/d0/answer": 0.0, "toy/d1/answer": 1.0}
+    [call] = next(it for it in record["items"] if it["id"] == "toy/d0/answer")["calls"]
+    assert call["text"].strip() == "Let me reason: II</think>unknown" and call["answer_rules"] == ["think"]
+    assert record["chat"]["rules"]["think"] == 1

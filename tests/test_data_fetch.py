@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -294,3 +295,81 @@ def test_a_destination_that_cannot_be_written_is_one_error(mirror, tmp_path):
     with pytest.raises(FetchError, match="cannot"):
         fetch(MANIFEST, ["fda"], tmp_path / "afile" / "d", mirror=mirror.url, progress=False,
               say=lambda _: None)  # fmt: skip
+
+
+class SlowMirror:
+    """Serves one file's right bytes at 16 B/s (``trickle``), or its headers and then
+    nothing (``stall``), on 127.0.0.1."""
+
+    def __init__(self, data: bytes, how: str) -> None:
+        class Handler(SimpleHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    for i in range(0, len(data), 16) if how == "trickle" else ():
+                        self.wfile.write(data[i : i + 16])
+                        self.wfile.flush()
+                        time.sleep(1.0)
+                    if how == "stall":
+                        time.sleep(30)
+                except OSError:
+                    pass  # the client gave up
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+
+@needs_data
+@pytest.mark.parametrize("how", ["trickle", "stall"])
+def test_a_slow_mirror_ends_at_the_files_deadline_in_one_line(how, tmp_path, monkeypatch):
+    """The total deadline comes from the file's size (here cut to 5 s: CONNECT_S 1 + STALL_S
+    2 + size / MIN_RATE 2), the stall one from STALL_S; each is one line naming the file."""
+    from extractbench.suites.datasets import fetch as fetch_module
+
+    monkeypatch.setattr(fetch_module, "CONNECT_S", 1.0)
+    monkeypatch.setattr(fetch_module, "STALL_S", 2.0)
+    path = "fda/docs/K050029_REVIEW.md"  # the first the fetch asks for
+    data = (SHARED / path).read_bytes()
+    monkeypatch.setattr(fetch_module, "MIN_RATE", len(data) / 2)  # 2 s for its size
+    server = SlowMirror(data, how)
+    start = time.monotonic()
+    try:
+        with pytest.raises(FetchError) as info:
+            fetch(
+                MANIFEST,
+                ["fda"],
+                tmp_path / "d",
+                mirror=server.url,
+                progress=False,
+                say=lambda _: None,
+            )
+    finally:
+        server.stop()
+    took = time.monotonic() - start
+    message = str(info.value)
+    assert message.startswith("cannot fetch fda/docs/") and "\n" not in message
+    if how == "trickle":  # 16 B/s never stalls 2 s; the file's deadline ends it
+        assert "not complete within 5 s, the deadline for 44,515 bytes" in message and took < 10
+    else:
+        assert "no byte for 2 s (the transfer stalled)" in message and took < 10
+    assert not (tmp_path / "d" / "fda" / "docs").exists() or not any(
+        (tmp_path / "d" / "fda" / "docs").iterdir()
+    )
+
+
+def test_a_files_deadline_grows_with_its_size():
+    from extractbench.suites.datasets.fetch import CONNECT_S, MIN_RATE, STALL_S, deadline_s
+
+    assert deadline_s(0) == CONNECT_S + STALL_S
+    assert deadline_s(50_000) - deadline_s(0) == pytest.approx(50_000 / MIN_RATE)

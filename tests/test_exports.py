@@ -17,7 +17,7 @@ from extractbench.plugins.outputs.record_io import parse_record
 from extractbench.plugins.outputs.step_summary import STEP_SUMMARY_LIMIT, step_summary_markdown
 
 from tests.conftest import read_json
-from tests.test_plugin import MODES
+from tests.test_plugin import FAILING_SUITE, MODES
 from tests.third_party_schemas import schemas_or_skip
 
 COMMON = ["--backend", "fake", "--data-dir", "data", "-p", "no:cacheprovider", "--no-step-summary"]
@@ -169,6 +169,18 @@ def test_an_export_that_cannot_be_written_is_an_output_error(toy, mode):
     )
     ctrf = json.loads((toy.path / "ok-ctrf.json").read_text())
     assert ctrf["results"]["extra"]["exit_status"] == 6  # says no more than the run kept
+
+
+def test_an_export_with_no_scored_item_says_why_it_wrote_nothing(toy):
+    toy.makepyfile(toy_suite=FAILING_SUITE)
+    result = toy.runpytest_subprocess(
+        *COMMON, "--report-json", "run.json", "--export", "every-eval-ever=eee"
+    )
+    record = read_json(toy.path / "run.json")
+    assert result.ret == 1 and record["verdict"]["word"] == "FAIL"  # the items' failure decides
+    line = "--export every-eval-ever eee: nothing written: no item was scored, so no result"
+    assert line in record["warnings"] and not (toy.path / "eee").exists()
+    result.stdout.fnmatch_lines([f"warning: {line}"])
 
 
 def test_a_bad_export_value_is_a_usage_error(toy):

@@ -186,3 +186,59 @@ def test_the_user_s_items_shard_merge_compare_and_export_as_a_paper_suite_s(pyte
     assert "kv/accuracy" in (pytester.path / "one.html").read_text()
     ctrf = json.loads((pytester.path / "ctrf.json").read_text())
     assert ctrf["results"]["summary"]["passed"] >= 20
+
+
+OUTSIDE = {
+    "dotdot": lambda p, secret: "../outside/creds.json",
+    "absolute": lambda p, secret: str(secret),
+    "symlink": lambda p, secret: (
+        (p / "docs" / "passwd.txt").symlink_to(secret) or "docs/passwd.txt"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", OUTSIDE)
+def test_a_document_outside_the_items_folder_is_refused_and_never_read(pytester, case):
+    """A relative path leaving the folder, an absolute path, a link out of it: refused in
+    one line (exit 4); the file's text lands in no record or report."""
+    secret = pytester.path.parent / "outside" / "creds.json"
+    secret.parent.mkdir(exist_ok=True)
+    secret.write_text('{"password": "hunter2"} issuer: hunter2')
+    _project(pytester)
+    name = OUTSIDE[case](pytester.path, secret)
+    rows = [{"document": "docs/inv0.txt", "key": "issuer", "value": "Company0 Ltd"},
+            {"document": name, "key": "issuer", "value": "hunter2"}]  # fmt: skip
+    (pytester.path / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    result = _run(pytester, "--html=page.html")
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4, text[-2000:]
+    assert f"items.jsonl:2: {name!r} is outside {pytester.path.resolve()}" in text
+    assert "--suite-option kv.root=DIR" in text and "hunter2" not in text.replace(
+        '"value": "hunter2"', ""
+    )
+    (record,) = (pytester.path / "reports").glob("*.json")  # the usage error's record
+    assert "password" not in record.read_text() and "password" not in text
+    wider = _run(pytester, f"--suite-option=kv.root={pytester.path.parent}")
+    assert wider.ret == 0, wider.stdout.str()[-2000:]  # a wider root the user names
+
+
+def test_a_line_or_a_document_over_its_limit_is_one_line_naming_how_to_raise_it(pytester):
+    _project(pytester)
+    with (pytester.path / "items.jsonl").open("a") as fh:
+        fh.write(
+            json.dumps({"document": "x" * 3000 + "\ntotal: 1", "key": "total", "value": "1"}) + "\n"
+        )
+    result = _run(pytester, "--suite-option=kv.max_line_mb=0.002")
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4
+    assert (
+        "items.jsonl:21: a line over the limit of 0.002 MB; raise it with --suite-option kv.max_line_mb=N"
+        in text
+    )
+    result = _run(pytester, "--suite-option=kv.max_file_mb=0.00005")  # 50 bytes
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4
+    assert (
+        "over the limit of 5e-05 MB for one of your files; raise it with --suite-option kv.max_file_mb=N"
+        in text
+    )

@@ -49,10 +49,17 @@ def test_minea_runs_on_the_user_s_documents_without_a_data_folder(pytester, monk
         ("nowhere", "minea.documents=nowhere: no such folder"),
         ("empty", "minea.documents=empty: no .txt or .md document in it"),
         ("bad", "bad/x.txt: not UTF-8"),
+        (
+            "twins",
+            "minea.documents=twins: b report.md and b_report.txt both become the id 'b_report'",
+        ),
     ],
-    ids=["no folder", "no document", "not UTF-8"],
+    ids=["no folder", "no document", "not UTF-8", "one id"],
 )
 def test_a_bad_documents_folder_is_one_line_and_exit_4(pytester, documents, message):
+    (pytester.path / "twins").mkdir()
+    for name in ("b report.md", "b_report.txt"):
+        (pytester.path / "twins" / name).write_text("a document. " * 50)
     (pytester.path / "empty").mkdir()
     (pytester.path / "bad").mkdir()
     (pytester.path / "bad" / "x.txt").write_bytes(b"caf\xe9 " * 50)
@@ -95,3 +102,22 @@ def test_the_items_are_built_once_and_rebuilt_when_an_input_or_the_code_changes(
     monkeypatch.setattr(minea_items, "_code_digest", lambda: "another build of the code")
     minea_items.load_items(None, opts)
     assert len(builds) == 4
+
+
+def test_a_document_linked_from_outside_the_folder_is_refused(pytester):
+    """A link in the documents folder to a file outside it (``/etc/passwd`` as well): one
+    line and exit 4, the file never read; ``minea.root`` names a wider folder."""
+    _documents(pytester)
+    outside = pytester.path / "private.md"
+    outside.write_text("salary: 123456\n")
+    (pytester.path / "mydocs" / "leak.md").symlink_to(outside)
+    result = _run(pytester)
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4, text[-2000:]
+    assert (
+        f"minea.documents=mydocs: 'leak.md' is outside {(pytester.path / 'mydocs').resolve()}"
+        in text
+    )
+    assert f"it resolves to {outside.resolve()}" in text and "minea.root=DIR" in text
+    (path,) = (pytester.path / "reports").glob("*.json")
+    assert "123456" not in path.read_text()

@@ -10,6 +10,7 @@ import time
 import pytest
 from extractbench.plugins.run.progress import Heartbeat, Progress, duration_text
 
+from tests.conftest import TOY_SUITE
 from tests.test_plugin import MODES
 
 
@@ -144,7 +145,9 @@ def test_the_controller_prints_each_suites_progress_once(toy, mode):
     assert done[0].startswith("extractbench progress: toy done: 24 items in ")
     periodic = [line for line in out.splitlines() if line.startswith("extractbench progress: toy ")]
     assert any("/24 items (" in line and "ETA" in line for line in periodic), out[-3000:]
-    said = re.findall(r"extractbench progress: .*", out)
+    said = [
+        line for line in re.findall(r"extractbench progress: .*", out) if "collecting" not in line
+    ]
     assert said[0].startswith("extractbench progress: collected 24 items in "), said[:3]
     loads = [line for line in said if " loaded in " in line]
     assert loads and all(line.startswith("extractbench progress: model ") for line in loads)
@@ -204,3 +207,45 @@ def test_lines_while_a_long_item_runs_in_this_process(toy):
         r"extractbench progress: run: 0 items .*longest toy/d0/applicant for.*", result.stdout.str()
     )
     assert len(running) >= 2, result.stdout.str()[-3000:]
+
+
+def test_a_long_collection_gets_a_line_after_10_s_then_every_interval():
+    now = [0.0]
+    lines: list[str] = []
+    progress = Progress(30.0, lines.append, clock=lambda: now[0])
+    progress.collection(started=True)
+    for t in (5.0, 9.9):
+        now[0] = t
+        progress.tick()
+    assert lines == []
+    now[0] = 10.0
+    progress.tick()
+    now[0] = 25.0
+    progress.tick()  # within the interval of the last line
+    now[0] = 40.0
+    progress.tick()
+    assert lines == [
+        "extractbench progress: collecting the selected suites' items: 10.0 s so far",
+        "extractbench progress: collecting the selected suites' items: 40.0 s so far",
+    ]
+    progress.collection(started=False)
+    now[0] = 100.0
+    progress.tick()
+    assert len(lines) == 2  # nothing started yet, nothing more to say
+
+
+SLOW_LOAD = TOY_SUITE.replace(
+    '    path = data_dir / "toy.jsonl"\n', '    time.sleep(11)\n    path = data_dir / "toy.jsonl"\n'
+)
+
+
+def test_a_collection_past_10_s_says_so_while_it_lasts(toy):
+    assert SLOW_LOAD != TOY_SUITE
+    toy.makepyfile(toy_suite=SLOW_LOAD)
+    result = toy.runpytest_subprocess(
+        "--backend", "fake", "--data-dir", "data", "--progress", "5", "--no-cache"
+    )
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    result.stdout.fnmatch_lines(
+        ["extractbench progress: collecting the selected suites' items: 1*.* s so far"]
+    )

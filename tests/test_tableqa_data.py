@@ -35,6 +35,25 @@ def test_rowspan_and_colspan_are_split_with_text_duplicated():
     assert table.rows == (("x", "wide", "wide"), ("x", "y", "z"), ("p", "q", "z"))
 
 
+@pytest.mark.parametrize(
+    ("rowspan", "colspan", "header"),
+    [
+        ('"2;"', '"2;"', ("Rank", "Result/Time", "Result/Points", "Note")),  # 204-csv/719
+        ('" +2"', '"2px"', ("Rank", "Result/Time", "Result/Points", "Note")),
+        ('"x"', '"2"', ("Rank/Time", "Result/Points", "Result", "Note")),  # no digits: 1
+    ],
+)
+def test_span_attributes_are_read_as_browsers_read_them(rowspan, colspan, header):
+    """The HTML standard's rules for parsing non-negative integers: leading whitespace and
+    '+', then the leading digits, whatever follows."""
+    html = f"""<table>
+      <tr><th rowspan={rowspan}>Rank</th><th colspan={colspan}>Result</th><th rowspan={rowspan}>Note</th></tr>
+      <tr><th>Time</th><th>Points</th></tr>
+      <tr><th>1</th><td>5h</td><td>40</td><td>a</td></tr>
+    </table>"""
+    assert html_to_table(html, "t").header[: len(header)] == header
+
+
 def test_two_level_header_is_joined_with_slash():
     html = """<table>
       <tr><th rowspan="2">Rank</th><th colspan="2">Result</th><th rowspan="2">Note</th></tr>

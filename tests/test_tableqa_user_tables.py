@@ -63,8 +63,13 @@ def test_questions_come_from_the_user_s_tables_without_a_data_folder(pytester, m
         ("blank", {"a.csv": b"\n\n"}, "a.csv: empty"),
         ("latin1", {"a.csv": b"x,y\ncaf\xe9,2\n"}, "a.csv: not UTF-8"),
         ("tiny", {"a.csv": b"x\n1\n"}, "no question"),
+        (
+            "twins",
+            {"t.csv": b"x,y\n1,2\n", "t.html": b"<table><tr><td>1</td></tr></table>"},
+            "tableqa.tables=twins: t.csv and t.html both become the id 't'; rename one",
+        ),
     ],
-    ids=["no folder", "no table", "ragged row", "empty file", "not UTF-8", "no question"],
+    ids=["no folder", "no table", "ragged row", "empty file", "not UTF-8", "no question", "one id"],
 )
 def test_a_bad_tables_folder_is_one_line_and_exit_4(pytester, name, content, message):
     if content is not None:
@@ -74,3 +79,16 @@ def test_a_bad_tables_folder_is_one_line_and_exit_4(pytester, name, content, mes
     result = _run(pytester, name)
     assert result.ret == 4
     assert message in result.stdout.str() + result.stderr.str()
+
+
+def test_a_table_linked_from_outside_the_folder_is_refused_unless_a_root_allows_it(pytester):
+    _tables(pytester)
+    outside = pytester.path / "elsewhere.csv"
+    outside.write_text("x,y\n1,2\n")
+    (pytester.path / "tables" / "linked.csv").symlink_to(outside)
+    result = _run(pytester)
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4, text[-2000:]
+    assert "tableqa.tables=tables: 'linked.csv' is outside" in text and "tableqa.root=DIR" in text
+    result = _run(pytester, "tables", f"--suite-option=tableqa.root={pytester.path}")
+    assert result.ret == 0, result.stdout.str()[-2000:]

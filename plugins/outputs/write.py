@@ -213,10 +213,14 @@ def write_outputs(
     artifacts = [str(p) for p in files] if targets.artifacts else record.artifacts
     record = record.model_copy(update={"artifacts": artifacts})
 
+    empty: list[str] = []  # exports with nothing to hold: said, as a warning
+
     def final() -> tuple[RunRecord, Verdict]:
         decided = verdict.with_lost_outputs(lost)
         errors = list(dict.fromkeys([*record.output_errors, *lost]))
-        return record.model_copy(update={"output_errors": errors}).decided(decided), decided
+        warnings = list(dict.fromkeys([*record.warnings, *empty]))
+        update = {"output_errors": errors, "warnings": warnings}
+        return record.model_copy(update=update).decided(decided), decided
 
     documents = _documents(targets, registry, facts)
     written: set[str] = set()
@@ -231,7 +235,11 @@ def write_outputs(
                 if name not in names:
                     continue
                 try:
-                    files.extend(_write(path, render(current, images, suite_lines, path)))
+                    content = render(current, images, suite_lines, path)
+                    said = f"{name} {path}: nothing written: no item was scored, so no result"
+                    if isinstance(content, dict) and not content and said not in empty:
+                        empty.append(said)
+                    files.extend(_write(path, content))
                 except OSError as exc:
                     lost.append(f"{name} {path}: not written ({exc.strerror or exc})")
                     names.discard(name)

@@ -160,6 +160,7 @@ class Controller:
         prepare_data(self.config, self.cfg, self.state, self.setup)
         self._session_started = time.monotonic()
         if self.state.selected:
+            self.progress.collection(started=True)
             # pytest's [NN%] counts every report against the items collected, so the
             # verdict's gate cases and re-run items push it past 100%; the progress
             # lines count the items themselves
@@ -171,6 +172,7 @@ class Controller:
     def _collected(self, count: int) -> None:
         if self.state.selected and not self._collection_said:
             self._collection_said = True
+            self.progress.collection(started=False)
             took = time.monotonic() - self._session_started
             self.progress.event(f"collected {count:,} items in {took:.1f} s")
 

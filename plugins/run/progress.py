@@ -21,7 +21,9 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Heartbeat", "Progress", "SuiteProgress", "duration_text"]
+__all__ = ["Heartbeat", "Progress", "SuiteProgress", "duration_text", "COLLECTING_S"]
+
+COLLECTING_S = 10.0  # a collection running this long gets its first progress line
 
 
 def duration_text(seconds: float) -> str:
@@ -87,6 +89,8 @@ class Progress:
         self.totals: Mapping[str, int | None] = {}
         self.last = clock()
         self.first_start: float | None = None
+        self.collecting: float | None = None  # when collection began; None once it ended
+        self._collect_said: float | None = None
         self.lock = threading.RLock()  # item() in the main thread, tick() in a timer's
 
     def _say(self, text: str) -> None:
@@ -173,8 +177,28 @@ class Progress:
             return
         with self.lock:
             now = self.clock()
-            if now - self.last >= self.every_s:
+            if self.collecting is not None:
+                self._collecting(now)
+            elif now - self.last >= self.every_s:
                 self._lines(now)
+
+    def collection(self, started: bool) -> None:
+        """Collection began (``started``) or ended: while it lasts, a line once it has
+        taken :data:`COLLECTING_S` seconds, then every ``every_s`` (a large data file
+        would otherwise keep the terminal silent for minutes)."""
+        with self.lock:
+            self.collecting = self.clock() if started else None
+            self._collect_said = None
+
+    def _collecting(self, now: float) -> None:
+        assert self.collecting is not None
+        waited = now - self.collecting
+        said = self._collect_said
+        if (said is None and waited >= COLLECTING_S) or (
+            said is not None and now - said >= self.every_s
+        ):
+            self._collect_said = now
+            self._say(f"collecting the selected suites' items: {duration_text(waited)} so far")
 
     def _lines(self, now: float) -> None:
         self.last = now

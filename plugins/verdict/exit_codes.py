@@ -18,16 +18,19 @@ EXIT_CODES: dict[int, str] = {
     FAILED: "FAIL or INCOMPLETE: a gate or regression check failed, an item failed, a selected "
     "suite scored nothing, the baseline shares no item (with --max-regression: no item of a "
     "selected suite), a subset of a gated suite ran "
-    "(-k, -m, --deselect, --lf without --allow-subset), or the run was stopped (circuit "
-    "breaker)",
-    INTERRUPTED: "INCOMPLETE: interrupted by Ctrl-C (SIGINT) or SIGTERM; the record holds the "
-    "finished items",
+    "(-k, -m, --deselect, --lf without --allow-subset), a declared gate was not evaluated "
+    "(its suite skipped, or outside a run of the whole suites package), or the run was "
+    "stopped (circuit breaker, a --serve server that died)",
+    INTERRUPTED: "INCOMPLETE: interrupted by Ctrl-C (SIGINT) or SIGTERM (a second signal is "
+    "absorbed); the record holds the finished items",
     INTERNAL_ERROR: "FAIL: pytest internal error (a plugin or hook crashed)",
-    USAGE_ERROR: "usage error: bad option or gate, missing, changed or malformed data, a suite "
-    "with no items, a model that does not load, a chat template that cannot send the run's "
-    "messages, an unreadable record or cache, two of a "
-    "command's files naming one file or an output naming a folder, gates of the project's "
-    "pyproject.toml that the run would not apply, a command-line mistake of `extractbench`",
+    USAGE_ERROR: "usage error: bad option or gate, an unknown key or a wrong type in "
+    "[tool.extractbench], missing, changed or malformed data, a user's file outside its folder "
+    "or over its size limit, a suite with no items, a model that does not load, a chat "
+    "template that cannot send the run's messages, an unreadable record or cache, two of a "
+    "command's files naming one file, an output naming a folder, a FIFO or a socket or in a "
+    "folder that takes no file, gates of the project's pyproject.toml that the run would not "
+    "apply, a command-line mistake of `extractbench`",
     NOTHING_MEASURED: "NOT EVALUATED: nothing was measured (no test collected, every selected "
     "suite skipped with --skip-missing-data, or a shard that holds no item)",
     OUTPUT_ERROR: "FAIL: an output could not be written (run record, JUnit, HTML, markdown, an "

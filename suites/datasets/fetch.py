@@ -19,8 +19,10 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from extractbench.suites.datasets import derive
 from extractbench.suites.datasets.cache import data_cache_dir, data_cache_root
@@ -36,6 +38,7 @@ __all__ = [
     "MIRROR_ENV",
     "OFFLINE_ENV",
     "STAGING",
+    "deadline_s",
 ]
 
 MIRROR_ENV = "EXTRACTBENCH_DATA_MIRROR"
@@ -191,6 +194,65 @@ def _fetch_locked(
     return done
 
 
+# A download's deadlines: a connection (TCP and TLS) within CONNECT_S, no wait of more than
+# STALL_S for the next byte, and the whole file within deadline_s(size): a mirror that
+# sends the right bytes at 16 B/s ends in one line instead of keeping a run for hours.
+CONNECT_S = 15.0
+STALL_S = 30.0
+MIN_RATE = 10_000  # bytes/s
+
+
+def deadline_s(size: int) -> float:
+    """Seconds a file of ``size`` bytes may take, connection to last byte:
+    ``CONNECT_S + STALL_S + size / MIN_RATE`` (a 50 kB FDA document: 50 s)."""
+    return CONNECT_S + STALL_S + size / MIN_RATE
+
+
+def _downloader(size: int) -> Callable[..., None]:
+    """A pooch downloader (``httpx``, links followed, proxies from the environment) whose
+    request keeps the three deadlines above (:mod:`suites.http_deadline`).
+
+    Raises (from the call):
+        FetchError: the server refused or answered an HTTP error, or a deadline passed
+            (the message says which, without the file: the caller names it).
+    """
+    from extractbench.suites.http_deadline import http_library, keep_deadlines, request_deadline
+
+    httpx = http_library()
+
+    total = deadline_s(size)
+
+    def download(url: str, output_file: Any, pooch: Any = None, check_only: bool = False) -> None:
+        start = time.monotonic()
+        timeout = httpx.Timeout(STALL_S, connect=CONNECT_S)
+        try:
+            with (
+                keep_deadlines(httpx.Client(follow_redirects=True, timeout=timeout)) as client,
+                request_deadline(total),
+                client.stream("GET", url) as response,
+            ):
+                response.raise_for_status()
+                with open(output_file, "wb") as fh:
+                    for chunk in response.iter_bytes():
+                        fh.write(chunk)
+        except httpx.ConnectTimeout:
+            raise FetchError(f"no connection within {CONNECT_S:g} s") from None
+        except httpx.TimeoutException:
+            if time.monotonic() - start >= total:  # else the stall's timeout ended it
+                raise FetchError(
+                    f"not complete within {total:.0f} s, the deadline for {size:,} bytes "
+                    f"(at least {MIN_RATE / 1000:g} kB/s): the server sends too slowly"
+                ) from None
+            raise FetchError(f"no byte for {STALL_S:g} s (the transfer stalled)") from None
+        except httpx.HTTPStatusError as exc:
+            status = exc.response
+            raise FetchError(f"HTTP {status.status_code} {status.reason_phrase}") from None
+        except httpx.HTTPError as exc:
+            raise FetchError(_reason(exc)) from None
+
+    return download
+
+
 def _download(
     dest: Path,
     todo: list[str],
@@ -216,7 +278,9 @@ def _download(
     try:
         for p in todo:
             try:
-                local = Path(store.fetch(p, progressbar=False))
+                local = Path(store.fetch(p, downloader=_downloader(downloads[p].size)))
+            except FetchError as exc:  # the downloader's one line
+                raise FetchError(f"cannot fetch {p} from {urls[p]}: {exc}") from None
             except (requests.RequestException, ConnectionError, TimeoutError) as exc:
                 raise FetchError(f"cannot fetch {p} from {urls[p]}: {_reason(exc)}") from None
             except ValueError as exc:  # pooch: the hash does not match

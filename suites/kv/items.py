@@ -20,7 +20,7 @@ from typing import Any
 
 from extractbench.suites.derived_cache import digest_of
 from extractbench.suites.fda.items import MAX_TOKENS, STOP, chunk_documents
-from extractbench.suites.files import read_text
+from extractbench.suites.files import UserFiles
 from extractbench.suites.item import DataError, Item, SuiteData
 from extractbench.suites.jsonl import check_fields, iter_jsonl
 from extractbench.suites.kv.suite import KvOptions
@@ -45,19 +45,25 @@ def _values(value: Any) -> list[str] | None:
     return None
 
 
-def _document(text: str, folder: Path, where: str) -> tuple[str, str]:
-    """(doc_id, text) of a ``document`` field: a file's path as written, or the text."""
+def _document(text: str, files: UserFiles, where: str) -> tuple[str, str]:
+    """(doc_id, text) of a ``document`` field: a file's path as written (inside the items
+    file's folder, or ``kv.root``), or the text."""
     if "\n" not in text and len(text) < 1024 and _PATH_LIKE.search(text.strip()):
-        path = folder / text.strip()
+        name = text.strip()
         try:
-            return text.strip(), read_text(path)
+            return name, files.read_text(name, where)
         except DataError as exc:
-            raise DataError(f"{where}: document {text.strip()!r} cannot be read: {exc}") from None
+            if str(exc).startswith(where):  # outside the folder: the line says so itself
+                raise
+            raise DataError(f"{where}: document {name!r} cannot be read: {exc}") from None
     return "text-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12], text
 
 
-def read_rows(path: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Read and check the items file.
+def read_rows(
+    path: Path, opts: KvOptions = DEFAULTS
+) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Read and check the items file; its documents must lie in its folder (or ``kv.root``),
+    it and they within ``kv.max_file_mb``, each line within ``kv.max_line_mb``.
 
     Returns:
         (rows, documents): rows with ``line``, ``doc_id``, ``key``, ``values`` (list of
@@ -66,21 +72,23 @@ def read_rows(path: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
     Raises:
         DataError: ``file:line: ...`` for a line that is not a JSON object, lacks a field,
             has a field of the wrong type or an unknown one, names a document that cannot be
-            read, or repeats an id or a (document, key) pair; ``file: no items`` for a file
-            without any.
+            read or lies outside the folder (links followed), or repeats an id or a
+            (document, key) pair; a file or line over its limit; ``file: no items`` for a
+            file without any.
     """
     rows: list[dict[str, Any]] = []
     documents: dict[str, str] = {}
     seen_ids: dict[str, int] = {}
     seen_pairs: dict[tuple[str, str], int] = {}
-    for lineno, row in iter_jsonl(path):
+    files = UserFiles.of(opts, "kv", path.parent)
+    for lineno, row in iter_jsonl(path, files):
         where = f"{path}:{lineno}"
         check_fields(row, where, ("document", "key", "value"), ("id",), ("document", "key", "id"))
         values = _values(row["value"])
         if values is None:
             raise DataError(f"{where}: value must be a non-empty string or a list of them")
         item_id = row.get("id")
-        doc_id, text = _document(row["document"], path.parent, where)
+        doc_id, text = _document(row["document"], files, where)
         if not text.strip():
             raise DataError(f"{where}: document {doc_id!r} is empty")
         documents[doc_id] = text
@@ -155,7 +163,7 @@ def load_items(data_dir: Path | None, opts: KvOptions = DEFAULTS) -> SuiteData:
     path = Path(opts.path).expanduser()
     if not path.is_file():
         raise DataError(f"kv.path={opts.path}: no such file")
-    rows, docs = read_rows(path)
+    rows, docs = read_rows(path, opts)
 
     spans, tokenizer_name = chunk_documents(docs)
     items, unmatched = build_items(rows, docs, spans)

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from extractbench.suites.item import Item
 from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
-from extractbench.suites.suite_options import SuiteOptions
+from extractbench.suites.suite_options import UserFileOptions
 from pydantic import Field
 
 __all__ = ["KvOptions", "SUITE"]
 
 
-class KvOptions(SuiteOptions):
+class KvOptions(UserFileOptions):
     """``--suite-option kv.KEY=VALUE``."""
 
     path: str = Field(

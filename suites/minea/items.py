@@ -25,7 +25,7 @@ from typing import Any
 
 from extractbench.suites import item as item_module
 from extractbench.suites.derived_cache import cached_json, digest_of
-from extractbench.suites.files import data_file, inside, read_text
+from extractbench.suites.files import UserFiles, data_file, distinct_ids, inside, read_text
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.jsonl import iter_jsonl
 from extractbench.suites.links import docs_url
@@ -63,7 +63,8 @@ def needle_set(opts: MineaOptions, schema: Schema) -> NeedleSet:
         DataError: an unreadable needle file, or needles of types not in the schema.
     """
     if opts.needles:
-        chosen = read_needles(Path(opts.needles))
+        path = Path(opts.needles).expanduser()
+        chosen = read_needles(path, UserFiles.of(opts, "minea", path.parent))
     else:
         header = template_header(schema, opts.per_type, opts.seed)
         needles = tuple(template_needles(schema, opts.per_type, opts.seed))
@@ -121,7 +122,7 @@ def deal(needles: Sequence[Needle], seed: int) -> list[Needle]:
 
 
 def _haystacks(
-    data_dir: Path | None, documents: str | None
+    data_dir: Path | None, opts: MineaOptions
 ) -> tuple[list[tuple[str, Path, str]], str | dict[str, Any]]:
     """The haystacks as (doc_id, path, panel): the data folder's manifest, or every ``.txt``
     and ``.md`` file under the user's ``documents`` folder (doc_id: its path there without
@@ -130,8 +131,10 @@ def _haystacks(
     Raises:
         DataMissing: no manifest in the data folder.
         DataError: a manifest line lacks a field or leaves the folder; ``documents`` is not
-            a folder or holds no such file.
+            a folder or holds no such file; a document a link leads out of the folder (or
+            ``minea.root``), or over ``minea.max_file_mb``.
     """
+    documents = opts.documents
     if documents is not None:
         folder = Path(documents).expanduser()
         if not folder.is_dir():
@@ -141,8 +144,15 @@ def _haystacks(
         )
         if not files:
             raise DataError(f"minea.documents={documents}: no .txt or .md document in it")
+        limits = UserFiles.of(opts, "minea", folder)
+        for p in files:
+            limits.path(p.relative_to(folder), f"minea.documents={documents}")
+            limits.check_size(p)
         found = [("_".join(p.relative_to(folder).with_suffix("").as_posix().split()), p, "")
                  for p in files]  # fmt: skip
+        distinct_ids(
+            [(doc_id, p) for doc_id, p, _ in found], f"minea.documents={documents}", folder
+        )
         # read_text: an unreadable or non-UTF-8 file is one DataError naming it
         digest = digest_of(part for doc_id, p, _ in found for part in (doc_id, read_text(p)))
         return found, {"documents": str(folder.resolve()), "files": len(found), "sha256": digest}
@@ -269,7 +279,7 @@ def load_items(data_dir: Path | None, opts: MineaOptions = DEFAULTS) -> SuiteDat
         encoder = resolve_encoder(opts.encoder)
     except ValueError as exc:
         raise DataError(str(exc)) from None
-    haystacks, data_note = _haystacks(data_dir, opts.documents)
+    haystacks, data_note = _haystacks(data_dir, opts)
     schema = load_schema(opts.schema_file)
     texts = [read_text(path) for _, path, _ in haystacks]
     built = cached_json(

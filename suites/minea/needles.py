@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from extractbench.suites.files import UserFiles
 from extractbench.suites.item import DataError
 from extractbench.suites.jsonl import iter_jsonl
 
@@ -110,16 +111,17 @@ def write_needles(path: Path, header: Mapping[str, Any], needles: Sequence[Needl
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def read_needles(path: Path) -> NeedleSet:
-    """Read and check a needle-set file.
+def read_needles(path: Path, limits: UserFiles | None = None) -> NeedleSet:
+    """Read and check a needle-set file (within ``limits``' sizes, when given).
 
     Raises:
         DataError: missing file, a first line that is not this format's header, a needle
-            of a newer version, a malformed needle, or duplicate needle ids.
+            of a newer version, a malformed needle, duplicate needle ids, or a file or
+            line over its limit.
     """
     if not path.is_file():
         raise DataError(f"needle set {path} not found")
-    rows = list(iter_jsonl(path))
+    rows = list(iter_jsonl(path, limits))
     if not rows or rows[0][1].get("format") != FORMAT:
         raise DataError(f"{path}:1: expected a header line with format {FORMAT!r}")
     header = rows[0][1]

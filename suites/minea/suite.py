@@ -14,13 +14,13 @@ from typing import Any, Literal
 from extractbench.suites.item import DataError, Item
 from extractbench.suites.model import Backend
 from extractbench.suites.protocol import ItemResult, Models, OptionAdder, Suite, lazy
-from extractbench.suites.suite_options import SuiteOptions
+from extractbench.suites.suite_options import UserFileOptions
 from pydantic import Field, model_validator
 
 __all__ = ["MineaOptions", "SUITE", "judge_for"]
 
 
-class MineaOptions(SuiteOptions):
+class MineaOptions(UserFileOptions):
     """``--suite-option minea.KEY=VALUE`` (the paper's settings as defaults)."""
 
     documents: str | None = Field(

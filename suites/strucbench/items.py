@@ -209,7 +209,7 @@ def load_items(data_dir: Path, opts: StrucbenchOptions = DEFAULTS) -> SuiteData:
     if opts.pairs is not None:
         from extractbench.suites.strucbench.user_pairs import user_items
 
-        items, data = user_items(opts.pairs, opts.max_cells)
+        items, data = user_items(opts.pairs, opts.max_cells, opts)
         return SuiteData(items=items, notes=_notes(opts, encoder, items, data, None))
     files = [data_file(data_dir, f) for f in (E2E_FILE, *SCIGEN_FILES)]
     for path in files:

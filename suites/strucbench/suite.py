@@ -7,9 +7,10 @@ import math
 from pathlib import Path
 
 from extractbench.suites.item import Item
+from extractbench.suites.links import docs_url
 from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
 from extractbench.suites.strucbench.hscore import HScoreMode
-from extractbench.suites.suite_options import SuiteOptions
+from extractbench.suites.suite_options import UserFileOptions
 from pydantic import Field
 
 __all__ = ["HScoreMode", "StrucbenchOptions", "SUITE", "JUDGE_MAX_TOKENS"]
@@ -19,7 +20,7 @@ __all__ = ["HScoreMode", "StrucbenchOptions", "SUITE", "JUDGE_MAX_TOKENS"]
 JUDGE_MAX_TOKENS = 256
 
 
-class StrucbenchOptions(SuiteOptions):
+class StrucbenchOptions(UserFileOptions):
     """``--suite-option strucbench.KEY=VALUE``."""
 
     pscore: bool = Field(True, description="judge each item (P-Score: two judge calls per item)")
@@ -43,7 +44,7 @@ class StrucbenchOptions(SuiteOptions):
         None,
         description=(
             "a JSON Lines file of the user's own (text, gold table) pairs: the items, instead of "
-            "the data folder's (docs/suites/strucbench.md)"
+            f"the data folder's ({docs_url('docs/suites/strucbench.md')})"
         ),
     )
 

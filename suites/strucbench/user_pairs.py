@@ -15,12 +15,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+from extractbench.suites.files import UserFiles
 from extractbench.suites.item import DataError, Item
 from extractbench.suites.jsonl import check_fields, iter_jsonl
 from extractbench.suites.links import docs_url
 from extractbench.suites.strucbench import render
 from extractbench.suites.strucbench.pair_item import FORMATS, make_item
 from extractbench.suites.strucbench.tables import PARSERS, TableParseError
+from extractbench.suites.suite_options import UserFileOptions
 
 __all__ = ["user_items"]
 
@@ -37,15 +39,18 @@ def _gold(fmt: str, table: str, where: str) -> render.GoldTable:
     )
 
 
-def user_items(path_text: str, max_cells: int) -> tuple[list[Item], dict[str, Any]]:
+def user_items(
+    path_text: str, max_cells: int, opts: UserFileOptions | None = None
+) -> tuple[list[Item], dict[str, Any]]:
     """The items of the pairs file and what the record says of it (path, SHA-256, pairs
     read, pairs above ``max_cells`` left out by ``file:line``).
 
     Raises:
         DataError: no such file; ``file:line: ...`` for a line that is not a JSON object,
             lacks a field, has a field of the wrong type or an unknown one, an unknown
-            format, a table its format's parser rejects, or a repeated id; ``file: no
-            items`` for a file without any.
+            format, a table its format's parser rejects, or a repeated id; the file or a
+            line over ``strucbench.max_file_mb`` or ``max_line_mb``; ``file: no items`` for
+            a file without any.
     """
     path = Path(path_text).expanduser()
     if not path.is_file():
@@ -54,7 +59,8 @@ def user_items(path_text: str, max_cells: int) -> tuple[list[Item], dict[str, An
     seen: dict[str, int] = {}
     left_out: list[str] = []
     rows = 0
-    for lineno, row in iter_jsonl(path):
+    limits = UserFiles.of(opts or UserFileOptions(), "strucbench", path.parent)
+    for lineno, row in iter_jsonl(path, limits):
         where = f"{path}:{lineno}"
         rows += 1
         check_fields(

@@ -30,11 +30,16 @@ _CLOSE_TABLE = re.compile(r"</table\s*>", re.IGNORECASE)
 _MARKUP = re.compile(r"<[A-Za-z/!]")
 
 
+_LEADING_DIGITS = re.compile(r"\s*\+?(\d+)")
+
+
 def _span(cell: Tag, attr: str) -> int:
-    try:
-        return max(1, min(int(str(cell.get(attr, "1")).strip() or 1), 1000))
-    except ValueError:
-        return 1
+    """A cell's ``rowspan`` or ``colspan`` as browsers read it (the HTML standard's rules
+    for parsing non-negative integers: leading whitespace and ``+``, then the leading digits,
+    whatever follows: ``"2;"`` is 2), at least 1 and at most 1000; 1 when there is no
+    number (the attribute's default)."""
+    found = _LEADING_DIGITS.match(str(cell.get(attr, "1")))
+    return max(1, min(int(found.group(1)), 1000)) if found else 1
 
 
 _HIDDEN = re.compile(r"display\s*:\s*none", re.IGNORECASE)

@@ -98,7 +98,7 @@ def _user_items(opts: TableQAOptions = DEFAULTS) -> SuiteData:
     """The questions over the user's tables (``tableqa.tables``), as subset ``user``."""
     from extractbench.suites.tableqa.user_tables import SUBSET, user_questions
 
-    built, note = user_questions(opts.tables, opts.per_cell, opts.seed)
+    built, note = user_questions(opts.tables, opts.per_cell, opts.seed, opts)
     items = _lookup_items(SUBSET, built, opts)
     notes = {
         "source": "IDP team Table-QA article (Habr, 2024): its lookup questions on the "

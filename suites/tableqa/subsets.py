@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from extractbench.suites.derived_cache import cached_json, digest_of
-from extractbench.suites.tableqa import synthetic
+from extractbench.suites.tableqa import html, synthetic
 from extractbench.suites.tableqa.questions import Question, filter_counts, sample_questions
 from extractbench.suites.tableqa.tables import Table
 from extractbench.suites.tableqa.wiki import (
@@ -70,7 +70,8 @@ def subset_questions(subset: str, data_dir: Path, opts: TableQAOptions) -> Subse
     """One subset's :class:`SubsetQuestions`, cached in the user cache.
 
     The cache key covers the subset, the options that change the sample, the Faker
-    version (synthetic values) and, for wiki, the HTML files' contents.
+    version (synthetic values) and, for wiki, the HTML files' contents and the code of the
+    HTML table reader (a parsing change rebuilds the questions).
     """
     key = [
         CACHE_VERSION,
@@ -80,6 +81,7 @@ def subset_questions(subset: str, data_dir: Path, opts: TableQAOptions) -> Subse
     ]
     if subset == "wiki":
         key += [p.read_bytes() for p in wiki_html_files(data_dir)]  # type: ignore[misc]
+        key += [inspect.getsource(html)]
     else:  # the generator's code and Faker's data make the tables
         key += [metadata.version("faker"), inspect.getsource(synthetic)]
 

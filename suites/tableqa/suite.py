@@ -8,13 +8,13 @@ from typing import Literal
 
 from extractbench.suites.item import Item
 from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
-from extractbench.suites.suite_options import SuiteOptions
+from extractbench.suites.suite_options import UserFileOptions
 from pydantic import Field
 
 __all__ = ["TableQAOptions", "TABLEQA"]
 
 
-class TableQAOptions(SuiteOptions):
+class TableQAOptions(UserFileOptions):
     """``--suite-option tableqa.KEY=VALUE``."""
 
     language: Literal["en", "ru"] = Field(

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from extractbench.suites.derived_cache import digest_of
-from extractbench.suites.files import read_text
+from extractbench.suites.files import UserFiles, distinct_ids, read_text
 from extractbench.suites.item import DataError
 from extractbench.suites.links import docs_url
+from extractbench.suites.suite_options import UserFileOptions
 from extractbench.suites.tableqa.html import HTMLTableError, html_to_table
 from extractbench.suites.tableqa.questions import filter_counts, sample_questions
 from extractbench.suites.tableqa.subsets import SubsetQuestions
@@ -51,14 +52,16 @@ def read_table(path: Path, name: str) -> Table:
 
 
 def user_questions(
-    folder_text: str, per_cell: int, seed: int
+    folder_text: str, per_cell: int, seed: int, opts: UserFileOptions | None = None
 ) -> tuple[SubsetQuestions, dict[str, Any]]:
     """The questions over the tables under ``folder_text`` and what the record says of them
-    (folder, tables read, dropped by size, digest of names and bytes).
+    (folder, tables read, dropped by size, digest of names and bytes); ``opts``: where the
+    tables may lie (``tableqa.root``) and how large one may be (``tableqa.max_file_mb``).
 
     Raises:
-        DataError: no such folder, no table file, a bad table (:func:`read_table`), or no
-            question (no table passes the size range and the uniqueness filters).
+        DataError: no such folder, no table file, a table a link leads out of the folder
+            or over its size limit, a bad table (:func:`read_table`), or no question (no
+            table passes the size range and the uniqueness filters).
     """
     folder = Path(folder_text).expanduser()
     if not folder.is_dir():
@@ -66,10 +69,15 @@ def user_questions(
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in SUFFIXES)
     if not files:
         raise DataError(f"tableqa.tables={folder_text}: no .csv or .html table in it")
+    limits = UserFiles.of(opts or UserFileOptions(), "tableqa", folder)
+    where = f"tableqa.tables={folder_text}"
+    names = ["_".join(p.relative_to(folder).with_suffix("").as_posix().split()) for p in files]
+    distinct_ids(list(zip(names, files, strict=True)), where, folder)
     tables, outside = [], []
-    for path in files:
-        name = path.relative_to(folder).with_suffix("").as_posix()
-        table = read_table(path, "_".join(name.split()))
+    for path, name in zip(files, names, strict=True):
+        limits.path(path.relative_to(folder), where)
+        limits.check_size(path)
+        table = read_table(path, name)
         if MIN_WIDTH <= table.width <= MAX_WIDTH and MIN_HEIGHT <= table.height <= MAX_HEIGHT:
             tables.append(table)
         else:
