@@ -15,14 +15,11 @@ from pathlib import Path
 import pytest
 from extractbench.fixtures.models.endpoints import rank
 from extractbench.fixtures.models.serve import MODEL_ALIAS, LocalServer, start_server
-from extractbench.fixtures.models.server_build import find_llama_server
 from extractbench.suites.model_files import default_model_path
-from extractbench.suites.suite_options import truthy
 
 from tests.conftest import read_json, toy_rows
 from tests.test_plugin import MODES
 
-REQUIRE_ENV = "EXTRACTBENCH_REQUIRE_LLAMA_SERVER"
 # A few hundred tokens of document before each toy record, so that a prompt's prefill
 # takes long enough for requests to overlap, and its reuse shows in the server's counts.
 FILLER = " ".join(
@@ -30,17 +27,6 @@ FILLER = " ".join(
     f"predicate comparison table number {n}."
     for n in range(12)
 )
-
-
-@pytest.fixture(scope="module")
-def llama_server():
-    found = find_llama_server()
-    if found is None:
-        if truthy(os.environ.get(REQUIRE_ENV, "")):  # 1/true/yes/on; 0 or unset: skip
-            pytest.fail(f"{REQUIRE_ENV} is set but no llama-server was found: "
-                        "run extractbench server build")  # fmt: skip
-        pytest.skip("no llama-server: run extractbench server build")
-    return found
 
 
 @pytest.fixture

@@ -23,7 +23,6 @@ from extractbench.fixtures.models.serve import MODEL_ALIAS, start_server
 from extractbench.suites.model_files import default_model_path
 
 from tests.conftest import read_json
-from tests.test_llama_server import llama_server  # noqa: F401 - the fixture
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("EXTRACTBENCH_CI_DATA") or ROOT.parent / "shared" / "data")
@@ -56,7 +55,7 @@ def usage_line(done: subprocess.CompletedProcess, *needles: str) -> str:
     return lines[0]
 
 
-def test_serve_takes_n_gpu_layers_and_sizes_its_slots_for_the_items(llama_server, tmp_path):  # noqa: F811
+def test_serve_takes_n_gpu_layers_and_sizes_its_slots_for_the_items(llama_server, tmp_path):
     done, record = fda(tmp_path, "served", "--serve", "--n-gpu-layers", "auto", "--limit", "3",
                        "--no-cache")  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
@@ -68,7 +67,7 @@ def test_serve_takes_n_gpu_layers_and_sizes_its_slots_for_the_items(llama_server
     usage_line(refused, "--n-gpu-layers all", "lists no GPU", "extractbench server build")
 
 
-def test_the_same_items_in_process_served_and_through_a_base_url(llama_server, tmp_path):  # noqa: F811
+def test_the_same_items_in_process_served_and_through_a_base_url(llama_server, tmp_path):
     """The base model (no chat template in its GGUF) answers 28 FDA items alike in process,
     through ``--serve`` (one slot) and through ``--backend openai`` against a llama-server,
     whose ``/props`` reports llama.cpp's ChatML fallback: completions everywhere."""
@@ -90,7 +89,7 @@ def test_the_same_items_in_process_served_and_through_a_base_url(llama_server, t
         assert record["model"]["chat"]["enabled"] is False, record["model"]["chat"]
 
 
-def test_items_that_cannot_fit_the_server_are_one_line_before_any_call(llama_server, tmp_path):  # noqa: F811
+def test_items_that_cannot_fit_the_server_are_one_line_before_any_call(llama_server, tmp_path):
     server = start_server(default_model_path(), n_ctx=1024, n_threads=1, slots=2, seed=0,
                           log=tmp_path / "server.log")  # fmt: skip
     try:
@@ -133,7 +132,7 @@ def pytest_configure(config):
 @pytest.mark.parametrize("mode", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_killed_server_stops_the_run_incomplete_and_the_next_run_resumes(
     toy, llama_server, monkeypatch, mode
-):  # noqa: F811, E501
+):
     monkeypatch.setenv("PATH", f"{llama_server.binary.parent}{os.pathsep}{os.environ['PATH']}")
     conftest = toy.path / "conftest.py"
     plain = conftest.read_text()
