@@ -1,12 +1,12 @@
 """Which difference between an xdist worker and one process makes a llama.cpp GPU load crash.
 
-On an H200 at 0ec94db every worker of ``pytest suites/ -n 8 --n-gpu-layers all`` died of
-SIGSEGV inside llama.cpp's model load, while one process (``benchmarks/gpu_throughput.py``)
-loaded the same model with every layer offloaded and ran. This script loads the default
-model (or ``--model``) the way such a worker did, then with each difference undone one at a
-time, every variant in processes of its own (started fresh: nothing initialised), and
-prints how each process ended: ``ok``, the signal that killed it (``SIGSEGV``), or its exit
-status. The differences:
+Where every worker of ``pytest suites/ -n 8 --n-gpu-layers all`` dies of SIGSEGV inside
+llama.cpp's model load while one process (``benchmarks/gpu_throughput.py``) loads the same
+model with every layer offloaded and runs (docs/backends.md, "The main job on one GPU"),
+this script loads the default model (or ``--model``) the way such a worker did, then with
+each difference undone one at a time, every variant in processes of its own (started
+fresh: nothing initialised), and prints how each process ended: ``ok``, the signal that
+killed it (``SIGSEGV``), or its exit status. The differences:
 
 - ``split``: ``main_gpu`` 0 with llama.cpp's split mode none (the worker was given its GPU's
   index; one process passes neither);
@@ -63,7 +63,7 @@ class Variant:
     pytest_plugins: str | None = None  # a pytest run: "installed" or "bare"
 
 
-WORKER = Variant("worker", "every difference, as a worker at 0ec94db")
+WORKER = Variant("worker", "every difference, as a worker pinned after it initialised llama.cpp")
 VARIANTS = (
     WORKER,
     replace(WORKER, name="no-split", says="undone: main_gpu / split mode none", split=False),
