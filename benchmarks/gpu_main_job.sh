@@ -18,6 +18,13 @@
 # $LOG is skipped. `benchmarks/gpu_main_job.sh --report` prints the table from the logs.
 #
 #   OUT=reports/gpu LOG=reports/gpu/main-job.jsonl bash benchmarks/gpu_main_job.sh
+#
+# The same commands with smaller settings (tests/test_gpu_main_job.py runs every row so on
+# a CPU, so a row the product refuses fails CI, not a rented GPU hour): LAYERS (the rows'
+# --n-gpu-layers, default all), WORKERS (-n, default 8), ROW_ARGS (more pytest options,
+# e.g. --limit 1), ITEMS and AGREE_ITEMS (gpu_throughput.py's --items, 100 and 200),
+# THREADS (16), HF_DEVICE (cuda), HF_SKIP (more rows for the hf row to skip, e.g.
+# lm-eval), ONLY (the rows to run, default all) and each row's budget (MAIN_S ...).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-reports/gpu}
@@ -32,6 +39,10 @@ fi
 row() {  # row NAME BUDGET_S COMMAND...
   local name=$1 budget=$2
   shift 2
+  case " ${ONLY:-main serve hf agree-gpu agree-cpu} " in
+    *" $name "*) ;;
+    *) return ;;
+  esac
   if grep -q "\"row\": \"$name\"" "$LOG" 2>/dev/null; then
     echo "gpu_main_job: $name already in $LOG, skipped"
     return
@@ -64,14 +75,20 @@ PY
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader > "$OUT/gpu.txt" 2>&1
 git rev-parse HEAD > "$OUT/commit.txt" 2>/dev/null || true
 
-row main "${MAIN_S:-170}" "$PY" -m pytest suites/ -n 8 --n-gpu-layers all -p no:cacheprovider \
-  --no-step-summary --progress 30 --report-json "$OUT/main.json"
-row serve "${SERVE_S:-130}" "$PY" -m pytest suites/ -n 8 --serve --n-gpu-layers all \
-  -p no:cacheprovider --no-step-summary --progress 30 --report-json "$OUT/serve.json"
-row hf "${HF_S:-90}" "$PY" -u benchmarks/gpu_throughput.py --items 100 --device cuda \
-  --threads 16 --hf-modes auto,reuse --skip llama --log "$OUT/hf.jsonl"
-row agree-gpu "${AGREE_GPU_S:-30}" "$PY" -u benchmarks/gpu_throughput.py --items 200 \
-  --threads 16 --skip hf,lm-eval,llama-cpu --log "$OUT/agree.jsonl"
+LAYERS=${LAYERS:-all}
+WORKERS=${WORKERS:-8}
+THREADS=${THREADS:-16}
+# shellcheck disable=SC2206
+EXTRA=(${ROW_ARGS:-})
+row main "${MAIN_S:-170}" "$PY" -m pytest suites/ -n "$WORKERS" --n-gpu-layers "$LAYERS" \
+  -p no:cacheprovider --no-step-summary --progress 30 --report-json "$OUT/main.json" "${EXTRA[@]}"
+row serve "${SERVE_S:-130}" "$PY" -m pytest suites/ -n "$WORKERS" --serve --n-gpu-layers "$LAYERS" \
+  -p no:cacheprovider --no-step-summary --progress 30 --report-json "$OUT/serve.json" "${EXTRA[@]}"
+row hf "${HF_S:-90}" "$PY" -u benchmarks/gpu_throughput.py --items "${ITEMS:-100}" \
+  --device "${HF_DEVICE:-cuda}" --threads "$THREADS" --hf-modes auto,reuse \
+  --skip "llama${HF_SKIP:+,$HF_SKIP}" --log "$OUT/hf.jsonl"
+row agree-gpu "${AGREE_GPU_S:-30}" "$PY" -u benchmarks/gpu_throughput.py --items "${AGREE_ITEMS:-200}" \
+  --threads "$THREADS" --skip hf,lm-eval,llama-cpu --log "$OUT/agree.jsonl"
 CUDA_VISIBLE_DEVICES="" row agree-cpu "${AGREE_CPU_S:-60}" "$PY" -u benchmarks/gpu_throughput.py \
-  --items 200 --threads 16 --skip hf,lm-eval,llama-gpu --log "$OUT/agree.jsonl"
+  --items "${AGREE_ITEMS:-200}" --threads "$THREADS" --skip hf,lm-eval,llama-gpu --log "$OUT/agree.jsonl"
 "$PY" benchmarks/gpu_main_job_report.py "$LOG" "$OUT"

@@ -20,7 +20,10 @@ llama.cpp and by transformers through ``gguf_file=``), one after the other in on
 
 Each row: wall seconds (model load excluded, printed apart), items/s, generated tokens/s
 (the model's own completion tokens; lm-eval's counted with the tokenizer), accuracy
-(containment), and how many answers equal ``hf batch 1``'s and ``llama-cpp cpu``'s.
+(containment), and how many answers equal ``hf batch 1``'s and ``llama-cpp cpu``'s; and
+``gpu_cpu_agreement``: the GPU row against the CPU row as a release gate needs it (identical
+answers, the paired accuracy difference with its 95% interval, the exact McNemar p-value;
+:mod:`plugins.verdict.agreement`).
 
 The in-process rows run group by group, every row on a group before the next group (so a
 run cut short still compares the rows on the groups it finished), and each (row, group) is
@@ -378,6 +381,21 @@ def agreement(runs: dict[str, dict]) -> dict[str, list[dict]]:
     return differing
 
 
+def gpu_cpu_agreement(runs: dict[str, dict], items: list) -> dict | None:
+    """``llama-cpp gpu`` against ``llama-cpp cpu`` as a release gate states it: identical
+    answers, each accuracy, and the paired difference with its 95% interval and the exact
+    McNemar p-value (:func:`plugins.verdict.agreement.paired_agreement`); None unless both
+    rows answered."""
+    from extractbench.plugins.verdict.agreement import paired_agreement
+
+    gpu, cpu = answers(runs.get("llama-cpp gpu", {})), answers(runs.get("llama-cpp cpu", {}))
+    if not gpu or not cpu or not set(gpu) & set(cpu):
+        return None
+    reference = {it.id: it.reference for it in items}
+    score = lambda texts: {i: containment(t, reference[i]) for i, t in texts.items()}  # noqa: E731
+    return paired_agreement(score(gpu), score(cpu), gpu, cpu).to_dict()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100)
@@ -453,6 +471,7 @@ def main() -> None:
             k: {f: v for f, v in r.items() if f not in ("texts", "ids")} for k, r in runs.items()
         },
         "hf_differences": differing,
+        "gpu_cpu_agreement": gpu_cpu_agreement(runs, items),
     }
     print(json.dumps(summary, indent=1))
     failed = sorted(name for name, result in runs.items() if "error" in result)

@@ -38,6 +38,7 @@ from extractbench.plugins.run.config import CONFIG_KEY, run_config
 from extractbench.plugins.run.controller import Controller
 from extractbench.plugins.run.item_record import ItemRecorder, redact_report, report_entry
 from extractbench.plugins.run.model_command_line import add_hardware_options
+from extractbench.plugins.run.serve_start import ServeStart
 from extractbench.plugins.run.state import STATE_KEY, RunState
 from extractbench.plugins.run.supervisor import Journal, should_supervise, supervise, take_journal
 from extractbench.plugins.run.worker import Worker
@@ -140,6 +141,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(
         Controller(config, cfg, state, setup, journal), "extractbench-run"
     )
+    if setup.serve_plan is not None:
+        config.pluginmanager.register(ServeStart(config, cfg, state, setup), "extractbench-serve")
     feed = SpeedFeed(
         lambda: (entry.model_dump() for entry in state.items.values()), state.warnings.append
     )

@@ -1,7 +1,8 @@
 """A cache of data derived from the benchmark files (chunk spans, normalised tables, items).
 
 Every xdist worker builds the same items at collection; deriving them once and reading
-the result back keeps collection fast. Entries are JSON files in the user cache
+the result back keeps collection fast. Workers that collect at once derive an entry once:
+the first holds a lock beside it while it derives, the others wait and read it. Entries are JSON files in the user cache
 (``<cache>/derived/``), named by a digest of everything the result depends on, written
 atomically so concurrent workers never read half a file. The temporary files of writers
 killed by SIGKILL (``.NAME.*.tmp``, never read) are deleted by the next write once an hour
@@ -122,6 +123,34 @@ def cached_json(name: str, key: str, compute: Callable[[], Any]) -> Any:
     value, problem = _check(path, name, key)
     if not problem and value is not None:
         return value
+    with _deriving(path):  # one process derives an entry; the others wait, then read it
+        value, problem = _check(path, name, key)
+        if not problem and value is not None:
+            return value
+        return _derive(path, name, key, compute, problem)
+
+
+@contextlib.contextmanager
+def _deriving(path: Path) -> Iterator[None]:
+    """Hold ``.<entry>.deriving`` beside the entry (``fcntl.flock``, released by the kernel
+    when the holder dies): xdist workers collecting at once derive an entry once, not once
+    each. A folder that cannot hold the file only costs the shared work."""
+    import fcntl
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(path.with_name(f".{path.name}.deriving"), "a")  # noqa: SIM115 - held below
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+    finally:
+        handle.close()  # closing the file releases the lock
+
+
+def _derive(path: Path, name: str, key: str, compute: Callable[[], Any], problem: str) -> Any:
     if problem and _is_offline():
         raise DataError(
             f"{path}: derived cache entry {problem}; delete the file, or run without "

@@ -309,3 +309,23 @@ class Output:
         self.proc.wait(timeout=timeout)
         self._thread.join(timeout=10)
         return "".join(self.lines)
+
+
+REQUIRE_LLAMA_SERVER_ENV = "EXTRACTBENCH_REQUIRE_LLAMA_SERVER"
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    """The built ``llama-server`` (``extractbench server build``); the test skips without
+    one, unless ``EXTRACTBENCH_REQUIRE_LLAMA_SERVER`` is true (CI): then it fails, so the
+    release gate cannot lose those tests quietly."""
+    from extractbench.fixtures.models.server_build import find_llama_server
+    from extractbench.suites.suite_options import truthy
+
+    found = find_llama_server()
+    if found is None:
+        if truthy(os.environ.get(REQUIRE_LLAMA_SERVER_ENV, "")):  # 1/true/yes/on; 0 or unset: skip
+            pytest.fail(f"{REQUIRE_LLAMA_SERVER_ENV} is set but no llama-server was found: "
+                        "run extractbench server build")  # fmt: skip
+        pytest.skip("no llama-server: run extractbench server build")
+    return found

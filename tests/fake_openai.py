@@ -40,6 +40,14 @@ from typing import Any
 from extractbench.fixtures.models.fake import FakeBackend
 
 MODEL_ID = "fake-served"
+
+
+def chat_unless_given(args) -> tuple[str, ...]:
+    """``--chat off`` unless ``args`` choose: a server that does not report its model's
+    template makes ``--chat auto`` stop and ask (fixtures/models/chat.py)."""
+    return () if "--chat" in args else ("--chat", "off")
+
+
 _OK = {"id": "x", "object": "text_completion", "created": 0, "model": MODEL_ID}
 BROKEN_BODIES: dict[str, bytes] = {
     "badjson": b'{"choices": [{"text": "unterminated',

@@ -16,7 +16,7 @@ from extractbench.fixtures.models.kind_openai import OpenAIOptions
 from extractbench.suites.model_files import ModelFileError, default_model_path
 
 from tests.conftest import interruptible, read_json, require_installed
-from tests.fake_openai import MODEL_ID, FakeOpenAIServer
+from tests.fake_openai import MODEL_ID, FakeOpenAIServer, chat_unless_given
 from tests.test_plugin import MODES, run
 
 
@@ -32,6 +32,7 @@ def openai_run(toy, server, mode, *args):
     result = toy.runpytest_subprocess(
         "--backend", "openai", "--base-url", server.url, "--model-name", MODEL_ID,
         "--data-dir", "data", "--report-json", str(record), *mode, *args,
+        *chat_unless_given(args),
     )  # fmt: skip
     return result, (read_json(record) if record.exists() else {})
 
@@ -310,7 +311,7 @@ def _endpoints_run(toy, servers, *args):
     urls = [arg for s in servers for arg in ("--base-url", s.url)]
     result = toy.runpytest_subprocess(
         "--backend", "openai", *urls, "--model-name", MODEL_ID, "--data-dir", "data",
-        "--report-json", str(record), "--no-cache", *args,
+        "--report-json", str(record), "--no-cache", *args, *chat_unless_given(args),
     )  # fmt: skip
     return result, read_json(record)
 
@@ -433,7 +434,7 @@ def test_credentials_in_the_base_url_reach_no_output(toy, server, mode, monkeypa
     result = toy.runpytest_subprocess(
         "--backend", "openai", "--base-url", url, "--model-name", MODEL_ID, "--data-dir",
         "data", "--report-json", "openai.json", "--limit", "4", "--junitxml", "junit.xml",
-        "--html", "report.html", "--summary-md", "summary.md", *mode,
+        "--html", "report.html", "--summary-md", "summary.md", "--chat", "off", *mode,
     )  # fmt: skip
     record = read_json(toy.path / "openai.json")
     assert result.ret == 0, result.stdout.str()

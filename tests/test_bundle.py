@@ -162,3 +162,48 @@ def test_install_refuses_another_python(tmp_path, capsys):
     )
     assert bundle_install.main([str(tmp_path)]) == 4
     assert "wheels are for Python 2.7; run install.py with python2.7" in capsys.readouterr().err
+
+
+@needs_data
+def test_a_bundle_without_what_the_target_has_installs_offline(tmp_path):
+    """``--exclude-installed``: a target environment that has extractbench's dependencies
+    (this test's own, seen through a ``.pth`` file) gets a bundle of the build
+    requirements only, in parts under the part size, and installs it with no index: the
+    project, the data, the derived-data cache, ``extractbench doctor``. llama-cpp-python is
+    the target's own (``--skip-llama``: its build takes most of an hour on 2 cores)."""
+    import sysconfig
+
+    target = tmp_path / "target"
+    subprocess.run([sys.executable, "-m", "venv", str(target)], check=True, timeout=300)
+    python = target / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig;print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    Path(site, "zzz-installed-here.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    freeze = tmp_path / "freeze.txt"
+    freeze.write_text(subprocess.run([str(python), "-m", "pip", "freeze", "--all"], capture_output=True,
+                                     text=True, check=True).stdout)  # fmt: skip
+    llama = fake_wheel(tmp_path, "llama_cpp_python", ["numpy>=1.20"])
+    made = subprocess.run(
+        [sys.executable, "-m", "extractbench.plugins.cli.main", "bundle", "-o", str(tmp_path / "b"),
+         "--exclude-installed", str(freeze), "--llama-wheel", str(llama), "--data-dir", str(DATA),
+         "--part-size", "4MiB"], capture_output=True, text=True, cwd=ROOT, timeout=900,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stdout[-2000:] + made.stderr[-2000:]
+    manifest = json.loads((tmp_path / "b" / "bundle.json").read_text())
+    assert len(manifest["parts"]) > 1 and all(p["size"] <= 4 << 20 for p in manifest["parts"])
+    wheels = {f["path"].split("/")[1].split("-")[0].lower() for f in manifest["files"]
+              if f["path"].startswith("wheels/")}  # fmt: skip
+    assert wheels <= {"setuptools", "wheel", "llama_cpp_python"}, wheels  # the target has the rest
+    offline = {
+        k: v for k, v in os.environ.items() if not k.startswith("PIP_") and k != "PYTHONPATH"
+    }
+    offline |= {"PIP_NO_INDEX": "1", "PIP_CONFIG_FILE": os.devnull,
+                "XDG_CACHE_HOME": str(tmp_path / "cache")}  # fmt: skip
+    installed = subprocess.run([str(python), str(tmp_path / "b" / "install.py"), str(tmp_path / "b"),
+                                "--skip-llama"], capture_output=True, text=True, env=offline,
+                               timeout=900)  # fmt: skip
+    assert installed.returncode == 0, installed.stdout[-3000:] + installed.stderr[-2000:]
+    assert "llama-cpp-python" in installed.stdout  # doctor ran
+    bundled = {Path(f["path"]).name for f in manifest["files"] if f["path"].startswith("derived/")}
+    copied = {p.name for p in (tmp_path / "cache" / "extractbench" / "derived").glob("*.json")}
+    assert bundled <= copied  # collection there reads them instead of deriving again

@@ -137,10 +137,14 @@ def test_system_prompt_replaces_the_suites_system_message(chat_toy, args, system
     assert record["model"]["chat"]["system_prompt"] == (system or "none")
 
 
-def test_a_server_that_reports_no_template_stays_on_completions_unless_asked(chat_toy):
-    server = FakeOpenAIServer().start()  # no /props: nothing says it has a template
+def test_a_server_that_reports_no_template_makes_auto_ask_for_on_or_off(chat_toy):
+    server = FakeOpenAIServer().start()  # no /props: nothing says whether it has a template
     try:
         result, record = served(chat_toy, server, [], "--limit", "2")
+        one_usage_line(result, "--chat auto", "does not report its model's chat template",
+                       "--chat on", "--chat off")  # fmt: skip
+        assert record == {} and not server.requests  # before any model call
+        result, record = served(chat_toy, server, [], "--limit", "2", "--chat", "off")
         assert result.ret == 0 and record["model"]["chat"]["enabled"] is False
         assert {r["path"] for r in server.requests} == {"/v1/completions"}
         server.requests.clear()
@@ -151,6 +155,31 @@ def test_a_server_that_reports_no_template_stays_on_completions_unless_asked(cha
     assert {r["path"] for r in server.requests} == {"/v1/chat/completions"}
     assert record["model"]["chat"]["template_sha256"] is None
     assert "unreported" in record["model"]["fingerprint"]
+
+
+@pytest.mark.parametrize("where", ["remote", "same-machine"])
+def test_a_base_model_behind_llama_server_s_chatml_fallback_runs_without_a_template(
+    chat_toy, where
+):
+    """llama-server reports its built-in ChatML template for a GGUF that has none: that is
+    the server's fallback, not the model's, so ``--chat auto`` stays on completions (the
+    GGUF read when its path is readable here, else the fallback recognised), and ``--chat
+    on`` is refused."""
+    from extractbench.fixtures.models.kind_chat import LLAMA_CPP_FALLBACKS
+    from extractbench.suites.model_files import default_model_path
+
+    path = str(default_model_path()) if where == "same-machine" else "/elsewhere/base.gguf"
+    props = {"chat_template": LLAMA_CPP_FALLBACKS["chatml"], "model_path": path}
+    server = FakeOpenAIServer(flavour="llama-server", props=props).start()
+    try:
+        result, record = served(chat_toy, server, [], "--limit", "2")
+        assert result.ret == 0, result.stdout.str()
+        assert record["model"]["chat"]["enabled"] is False
+        assert {r["path"] for r in server.requests} == {"/v1/completions"}
+        refused, _ = served(chat_toy, server, [], "--limit", "2", "--chat", "on")
+    finally:
+        server.stop()
+    one_usage_line(refused, "--chat on", "no chat template")
 
 
 def test_a_chat_run_is_rescored_with_the_same_parsing(chat_toy):

@@ -19,7 +19,7 @@ from extractbench.plugins.cli.main import main as cli_main
 from extractbench.suites.model import ModelLoadError
 
 from tests.conftest import Output, decide_facts, interruptible, read_json
-from tests.fake_openai import MODEL_ID, FakeOpenAIServer
+from tests.fake_openai import MODEL_ID, FakeOpenAIServer, chat_unless_given
 from tests.test_plugin import FAILING_SUITE, MODES, run
 
 
@@ -366,6 +366,7 @@ def openai_run(toy, server, *args):
     result = toy.runpytest_subprocess(
         "--backend", "openai", "--base-url", server.url, "--model-name", MODEL_ID,
         "--data-dir", "data", "--report-json", str(record), "--no-cache", *args,
+        *chat_unless_given(args),
     )  # fmt: skip
     return result, (read_json(record) if record.exists() else {})
 

@@ -16,7 +16,7 @@ from extractbench.fixtures.models.wrappers import CachingBackend
 from extractbench.suites.model import ModelError, ModelInfo
 
 from tests.conftest import Output, interruptible, read_json
-from tests.fake_openai import MODEL_ID, FakeOpenAIServer
+from tests.fake_openai import MODEL_ID, FakeOpenAIServer, chat_unless_given
 from tests.test_fail_closed import _alive, _children
 
 REQUEST_TIMEOUT = 10  # seconds (--request-timeout): the run must end within this + 5 s
@@ -51,7 +51,7 @@ def test_a_signal_ends_the_run_while_a_hung_server_holds_its_requests(toy, fault
     args = [sys.executable, "-m", "pytest", "--backend", "openai", "--base-url", server.url,
             "--model-name", MODEL_ID, "--data-dir", "data", "--report-json", str(record),
             "--no-cache", "--concurrency", "4", "--request-timeout", str(REQUEST_TIMEOUT),
-            "--max-retries", "3", "-p", "no:cacheprovider", *mode]  # fmt: skip
+            "--max-retries", "3", "-p", "no:cacheprovider", "--chat", "off", *mode]  # fmt: skip
     proc = interruptible(args, toy.path)
     output = Output(proc)
     try:
@@ -184,7 +184,7 @@ def _cached_run(toy, server, *args):
     result = toy.runpytest_subprocess(
         "--backend", "openai", "--base-url", server.url, "--model-name", MODEL_ID,
         "--data-dir", "data", "--report-json", str(record), "--cache-dir", "gencache",
-        "--limit", "4", "-p", "no:cacheprovider", *args,
+        "--limit", "4", "-p", "no:cacheprovider", *args, *chat_unless_given(args),
     )  # fmt: skip
     assert result.ret == 0, result.stdout.str()[-3000:]
     return len(server.requests) - before, read_json(record)

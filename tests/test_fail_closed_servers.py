@@ -18,7 +18,7 @@ import pytest
 from extractbench.fixtures.models.fake import FakeBackend
 
 from tests.conftest import read_json, require_installed
-from tests.fake_openai import MODEL_ID
+from tests.fake_openai import MODEL_ID, chat_unless_given
 from tests.test_plugin import MODES
 
 PLANTED_KEY = "sk-PLANTED-api-key-0123456789"
@@ -136,7 +136,8 @@ def openai_run(toy: pytest.Pytester, url: str, *args: str) -> tuple[Any, dict, f
     start = time.monotonic()
     result = toy.runpytest_subprocess(
         "--backend", "openai", "--base-url", url, "--model-name", MODEL_ID,
-        "--data-dir", "data", "--report-json", str(record), *args, timeout=RUN_LIMIT_S,
+        "--data-dir", "data", "--report-json", str(record), *args, *chat_unless_given(args),
+        timeout=RUN_LIMIT_S,
     )  # fmt: skip
     elapsed = time.monotonic() - start
     return result, (read_json(record) if record.exists() else {}), elapsed

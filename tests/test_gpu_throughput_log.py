@@ -71,3 +71,19 @@ def test_a_line_that_is_not_the_logs_is_one_error_naming_it(bench, tmp_path):
     with pytest.raises(SystemExit) as info:
         bench.Log(log_path)
     assert str(info.value).startswith(f"error: {log_path}:2: not a line of this log")
+
+
+def test_the_gpu_row_against_the_cpu_row_as_a_gate_states_it(bench, tmp_path):
+    log_path = tmp_path / "agree.jsonl"
+    _write(log_path, [
+        _part("llama-cpp gpu", "g1", ["g1/a", "g1/b"], [" Roche", " K103402"], 0.1),
+        _part("llama-cpp gpu", "g2", ["g2/c"], [" Class I"], 0.1),
+        _part("llama-cpp cpu", "g1", ["g1/a", "g1/b"], [" Roche", " K10"], 1.0),
+        _part("llama-cpp cpu", "g2", ["g2/c"], [" Class II"], 1.0),
+    ])  # fmt: skip
+    runs = bench.Log(log_path).rows(_items())
+    agree = bench.gpu_cpu_agreement(runs, _items())
+    assert agree["n"] == 3 and agree["identical"] == 1
+    assert (agree["a_only"], agree["b_only"]) == (1, 1) and agree["difference"] == 0.0
+    assert agree["contains_zero"] and agree["mcnemar_p"] == 1.0
+    assert bench.gpu_cpu_agreement({"llama-cpp gpu": runs["llama-cpp gpu"]}, _items()) is None

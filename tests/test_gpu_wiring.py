@@ -120,7 +120,10 @@ def test_gpu_layers_on_the_cpu_build_is_one_usage_line_naming_the_cuda_build(toy
         (["--n-ubatch", "0"], "--n-ubatch 0: must be >= 1"),
         (["--backend", "hf", "--device", "cuda"], "sees no CUDA GPU"),
         (["--gpus", "0,x"], "--gpus 0,x: not a list of GPU indices"),
-        (["--serve", "--n-gpu-layers", "all"], "not --serve; for a GPU server start llama-server"),
+        (
+            ["--serve", "--n-ubatch", "64"],
+            "not --serve; --serve takes --n-gpu-layers and --flash-attn",
+        ),
         (["--backend", "fake", "--gpus", "0"], "--gpus 0: applies to --backend llama-cpp or hf"),
     ],
     ids=[

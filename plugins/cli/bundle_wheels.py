@@ -15,7 +15,15 @@ from pathlib import Path
 
 from extractbench.plugins.cli.bundle_install import BundleError
 
-__all__ = ["download_wheels", "llama_requirements", "requirements", "run_pip"]
+__all__ = [
+    "download_wheels",
+    "drop_installed",
+    "llama_requirements",
+    "prune_installed",
+    "read_freeze",
+    "requirements",
+    "run_pip",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 LLAMA = "llama-cpp-python"
@@ -132,3 +140,68 @@ def download_wheels(python: str, platform_tags: list[str], wanted: list[str], in
             raise BundleError(f"{requirement}: no wheel for the target and its source builds a "
                               f"platform-specific one here ({', '.join(p.name for p in made)}); "
                               "build it on the target's platform and pass --with PATH")  # fmt: skip
+
+
+def read_freeze(path: Path) -> dict[str, str | None]:
+    """``pip freeze --all`` of the target (``--exclude-installed``): normalised project name ->
+    version (None for a direct reference such as ``name @ file:///...``); editable and
+    option lines are left out (they are the target's own checkouts).
+
+    Raises:
+        BundleError: the file cannot be read (exit 4).
+    """
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise BundleError(
+            f"--exclude-installed {path}: cannot read it ({exc.strerror})", 4
+        ) from None
+    out: dict[str, str | None] = {}
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if not line or line.startswith("-"):
+            continue
+        name, sep, version = line.partition("==")
+        out[_name(name)] = version.strip() if sep else None
+    return out
+
+
+def drop_installed(
+    wanted: list[str], installed: dict[str, str | None], keep: set[str]
+) -> list[str]:
+    """``wanted`` less the requirements the target already satisfies (its version within
+    the requirement's specifier), except ``keep`` (build requirements: pip installs them
+    into an isolated build environment, whatever the target holds)."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    out = []
+    for text in wanted:
+        name = _name(text)
+        version = installed.get(name, "")
+        if name in keep or name not in installed:
+            out.append(text)
+            continue
+        try:
+            spec = Requirement(text).specifier
+        except InvalidRequirement:
+            out.append(text)
+            continue
+        if version is None or not spec.contains(version, prereleases=True):
+            out.append(text)  # a direct reference, or a version the requirement excludes
+    return out
+
+
+def prune_installed(folder: Path, installed: dict[str, str | None], keep: set[str]) -> list[str]:
+    """Delete the wheels of ``folder`` the target holds at the same version (dependencies
+    pip downloaded on the way), except ``keep``; the names of those deleted."""
+    gone = []
+    for wheel in sorted(folder.glob("*.whl")):
+        name, version = wheel.name.split("-")[:2]
+        if (
+            _name(name) in installed
+            and installed[_name(name)] == version
+            and _name(name) not in keep
+        ):
+            wheel.unlink()
+            gone.append(wheel.name)
+    return gone

@@ -28,7 +28,7 @@ from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.protocol import Suite
 from extractbench.suites.registry import SOURCES_HINT
 
-__all__ = ["parametrize_suite", "exclude_unrecorded", "count_running"]
+__all__ = ["parametrize_suite", "exclude_unrecorded", "count_running", "selected_items"]
 
 
 def _collect_error(name: str, problem: str) -> pytest.Collector.CollectError:
@@ -179,3 +179,21 @@ def count_running(state: RunState, items: Sequence[pytest.Item]) -> None:
         if dropped:  # a part of the suite, or all of it: the gates would see a subset
             facts.items_deselected = dropped
         facts.items_selected = running[name]
+
+
+def selected_items(cfg: RunConfig, state: RunState, data_dir: Path | None) -> list[Item]:
+    """Every item the run selects of the suites :func:`plugins.run.data.select_suites` chose
+    (loaded once into ``state``, capped as collection caps them), before any worker starts:
+    what ``--serve`` sizes its server for. A suite whose data cannot be loaded is left out
+    here; collection reports it."""
+    out: list[Item] = []
+    for name in state.selected:
+        suite = cfg.registry.suites.get(name)
+        if suite is None or name in state.skipped or cfg.rescore is not None:
+            continue
+        try:
+            data = _load(state, cfg, suite, data_dir)
+        except (DataMissing, DataError):
+            continue
+        out += _selected(cfg, suite, list(data.items), set())[0]
+    return out

@@ -130,14 +130,18 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
         action="store_true",
         help="start one local llama.cpp server for the whole run (llama-server if on PATH, "
         f"else llama-cpp-python's server, {install_command('serve')}) and let every xdist "
-        "worker use it: one copy of the model in memory. Stopped at the end, also on Ctrl-C.",
+        "worker use it: one copy of the model in memory, a slot per worker and --concurrency, "
+        "each group's requests on one slot. Stopped at the end, also on Ctrl-C; a server "
+        "that dies stops the run, incomplete.",
     )
     group.addoption(
         "--serve-ctx",
         type=int,
-        default=8192,
+        default=None,
         metavar="N",
-        help="--serve: context window of the server (per slot; default 8192 tokens).",
+        help="--serve: context window of each of the server's slots in tokens (default: the "
+        "selected items' longest prompt plus its answer, as in process). The server takes "
+        "--n-gpu-layers (-ngl; auto: every layer when the server can offload) and --flash-attn.",
     )
 
 

@@ -68,10 +68,11 @@ REMOTE_FIELDS = ("base_url", "model_name")
 
 def _backend_options(config: pytest.Config) -> dict[str, Any]:
     """The options of the backend that answers the run (``--serve``: the serving
-    backend's, without what the server decides), of the judge's backend, and ``--gpus``,
-    each parsed once (:mod:`fixtures.models.backend_options`). An option neither backend
-    reads (a field of another backend's options; ``--gpus``: ``BackendKind.gpu_devices``
-    of an in-process backend) is a usage error: it would change nothing."""
+    backend's, without what the server decides, and the served backend's options the
+    server takes: :data:`SERVED_FIELDS`), of the judge's backend, and ``--gpus``, each
+    parsed once (:mod:`fixtures.models.backend_options`). An option neither backend reads
+    (a field of another backend's options; ``--gpus``: ``BackendKind.gpu_devices`` of an
+    in-process backend) is a usage error: it would change nothing."""
     get, kinds = config.getoption, installed_backends()
     given = given_backend_options(config, kinds)
     if get("gpus") is not None:
@@ -83,6 +84,8 @@ def _backend_options(config: pytest.Config) -> dict[str, Any]:
     if get("judge_model") or get("judge_base_url"):
         judge = backend_kind(get("judge_backend") or answers.default_judge)
     reads = _fields(answers, serve) | (_fields(judge, True) if judge is not None else set())
+    served = set(SERVED_FIELDS) & set(model.options.model_fields) if serve else set()
+    reads |= served
     if model.gpu_devices is not None and not serve:
         reads.add("gpus")
     wrong = [n for n in given if n not in reads]
@@ -97,9 +100,14 @@ def _backend_options(config: pytest.Config) -> dict[str, Any]:
                 own |= {"base_url": get("judge_base_url") or (), "model_name": get("judge_model")}
             judged = parse_backend_options(judge.options, own)
         gpus = parse_gpus(given.get("gpus"))
+        serving = parse_backend_options(model.options, _pick(given, served)) if serve else None
     except SettingsError as exc:
         raise pytest.UsageError(str(exc)) from None
-    return dict(backend_options=options, judge_options=judged, gpus=gpus)
+    return dict(backend_options=options, judge_options=judged, gpus=gpus, serve_options=serving)
+
+
+# The served model's own options a --serve server takes (llama-server's -ngl and -fa)
+SERVED_FIELDS = ("n_gpu_layers", "flash_attn")
 
 
 def _fields(kind: BackendKind, remote_set_elsewhere: bool) -> set[str]:
@@ -124,8 +132,8 @@ def _refuse(
     raise pytest.UsageError(
         f"{option_flag(name)} {value}: applies to --backend {' or '.join(owners)}{where}, "
         f"not {used}"
-        + ("; for a GPU server start llama-server -ngl N yourself and pass --backend openai "
-           "--base-url" if serve and where else "")
+        + ("; --serve takes " + " and ".join(option_flag(f) for f in SERVED_FIELDS)
+           if serve and where else "")
     )  # fmt: skip
 
 

@@ -1,14 +1,31 @@
-"""Split documents into chunks of a fixed number of tokens, identically for every model."""
+"""Split documents into chunks of a fixed number of tokens, identically for every model.
+
+The tokenizer is llama.cpp's, read from a GGUF file's vocabulary. Loading even a vocabulary
+initialises llama.cpp's device registry, and with it CUDA in a CUDA build, so the suites'
+collection tokenizes in a process of its own with no GPU visible (:func:`chunk_apart`):
+the process that collects, an xdist worker or the controller, leaves CUDA to the model.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["CHUNK_TOKENS", "Tokenizer", "GemmaTokenizer", "chunk_spans", "ChunkingError"]
+__all__ = [
+    "CHUNK_TOKENS",
+    "Tokenizer",
+    "GemmaTokenizer",
+    "chunk_apart",
+    "chunk_spans",
+    "ChunkingError",
+    "NO_GPU_ENV",
+]
 
 CHUNK_TOKENS = 1920  # Arora et al. 2024, FDA task: "chunks of 1,920 tokens"
 
@@ -84,3 +101,57 @@ def chunk_spans(
     byte_cuts.append(len(data))
     char_cuts = [len(data[:cut].decode("utf-8")) for cut in byte_cuts]
     return [(a, b) for a, b in zip(char_cuts, char_cuts[1:], strict=False) if b > a]
+
+
+# a process with no GPU visible to CUDA or ROCm: llama.cpp's registry lists the CPU alone
+NO_GPU_ENV = {"CUDA_VISIBLE_DEVICES": "", "HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": ""}
+CHILD_TIMEOUT_S = 1800  # a large user corpus on a slow machine; a stuck child ends the wait
+
+
+def chunk_apart(
+    docs: dict[str, str], path: Path, sha256: str
+) -> tuple[dict[str, list[tuple[int, int]]], str]:
+    """Each document's chunk spans (:func:`chunk_spans` with :class:`GemmaTokenizer` of
+    ``path``), computed in a child Python process with no GPU visible (:data:`NO_GPU_ENV`),
+    so this process initialises neither llama.cpp nor CUDA; and the tokenizer's name.
+
+    Raises:
+        ChunkingError: a document's pieces do not reproduce its text, or the child failed
+            (its last line of error output).
+    """
+    import extractbench
+
+    root = str(Path(extractbench.__file__).resolve().parents[1])  # the package's folder
+    env = {**os.environ, **NO_GPU_ENV}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    payload = json.dumps({"model": str(path), "sha256": sha256, "docs": docs})
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "extractbench.suites.fda.chunking"], input=payload,
+            capture_output=True, text=True, encoding="utf-8", env=env, timeout=CHILD_TIMEOUT_S,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ChunkingError(f"the tokenizer process did not finish: {exc}") from None
+    if done.returncode != 0:
+        tail = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        raise ChunkingError(tail.removeprefix("ChunkingError: "))
+    out = json.loads(done.stdout)
+    return {k: [(int(a), int(b)) for a, b in v] for k, v in out["spans"].items()}, out["tokenizer"]
+
+
+def _child() -> int:
+    """``python -m extractbench.suites.fda.chunking``: JSON ``{"model", "sha256", "docs"}``
+    on stdin, ``{"tokenizer", "spans"}`` on stdout; a chunking error on stderr, exit 3."""
+    request = json.loads(sys.stdin.read())
+    tokenizer = GemmaTokenizer(Path(request["model"]), request["sha256"])
+    try:
+        spans = {doc: chunk_spans(text, tokenizer) for doc, text in sorted(request["docs"].items())}
+    except ChunkingError as exc:
+        print(f"ChunkingError: {exc}", file=sys.stderr)
+        return 3
+    json.dump({"tokenizer": tokenizer.name, "spans": spans}, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_child())

@@ -14,13 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from extractbench.suites.derived_cache import cached_json, digest_of
-from extractbench.suites.fda.chunking import (
-    CHUNK_TOKENS,
-    ChunkingError,
-    GemmaTokenizer,
-    Tokenizer,
-    chunk_spans,
-)
+from extractbench.suites.fda.chunking import CHUNK_TOKENS, ChunkingError, chunk_apart
 from extractbench.suites.fda.labels import apply_rule
 from extractbench.suites.fda.suite import FdaOptions
 from extractbench.suites.files import data_file, inside, read_text
@@ -134,7 +128,8 @@ def chunk_documents(docs: dict[str, str]) -> tuple[dict[str, list[tuple[int, int
     """Each document's chunk spans (:func:`suites.fda.chunking.chunk_spans`, 1,920 tokens of
     the packaged default model's Gemma 3 tokenizer, whatever model is evaluated), cached in
     the user cache by the documents' text and the model file's SHA-256; and the tokenizer's
-    name. ``docs``: doc_id -> text.
+    name. ``docs``: doc_id -> text. On a miss the tokenizer runs in a process of its own
+    with no GPU visible (:func:`suites.fda.chunking.chunk_apart`).
 
     Raises:
         DataError: the tokenizer's pieces do not reproduce a document's text.
@@ -143,20 +138,21 @@ def chunk_documents(docs: dict[str, str]) -> tuple[dict[str, list[tuple[int, int
 
     model_path = default_model_path()
     sha = file_sha256(model_path)
-    return _chunk_cached(docs, lambda: GemmaTokenizer(model_path, sha), sha)
+    return _chunk_cached(docs, lambda: chunk_apart(docs, model_path, sha), sha)
 
 
 def _chunk_cached(
-    docs: dict[str, str], make_tokenizer: Callable[[], Tokenizer], tokenizer_sha: str
+    docs: dict[str, str],
+    compute_spans: Callable[[], tuple[dict[str, list[tuple[int, int]]], str]],
+    tokenizer_sha: str,
 ) -> tuple[dict[str, list[tuple[int, int]]], str]:
 
     def compute() -> dict[str, Any]:
-        tokenizer = make_tokenizer()
         try:
-            spans = {doc_id: chunk_spans(text, tokenizer) for doc_id, text in sorted(docs.items())}
+            spans, name = compute_spans()
         except ChunkingError as exc:
             raise DataError(str(exc)) from None
-        return {"tokenizer": tokenizer.name, "spans": spans}
+        return {"tokenizer": name, "spans": spans}
 
     parts: list[str] = [tokenizer_sha, str(CHUNK_TOKENS)]
     for doc_id in sorted(docs):
