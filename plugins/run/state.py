@@ -54,6 +54,8 @@ class RunState:
         usage_errors: one line each (exit 4).
         interrupted: ``SIGINT`` or ``SIGTERM``; ``signal``: the one our handler caught.
         stopped: why the run was stopped early (circuit breaker, ...).
+        decided_early: ``--stop-when-decided``: suite -> how every gate of it was decided
+            (its items not started are not run).
         data: data provenance for the record.
         sent_suites: (worker) suites whose facts went to the controller.
         run_order: ``--concurrency``: item id -> (its items in run order, its index).
@@ -75,6 +77,7 @@ class RunState:
     interrupted: str | None = None
     signal: str | None = None
     stopped: str | None = None
+    decided_early: dict[str, str] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
     sent_suites: set[str] = field(default_factory=set)
     run_order: dict[str, tuple[list[Item], int]] | None = None
