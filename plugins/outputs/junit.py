@@ -1,8 +1,9 @@
 """JUnit XML from a run record, for every path that ends a run (live, ``--rescore``,
 ``extractbench merge`` and ``report``): shaped as pytest's ``--junitxml``, one case per
 item (classname and name from its pytest node id, its scores, a ``<failure>`` when it
-failed), one per other test, one per gate (classname ``gate``) and per regression check
-(classname ``regression``).
+failed), one per item an early stop left out (skipped: "not run: decided early"), one per other
+test, one per gate (classname ``gate``) and per regression check (classname
+``regression``).
 
 The file follows pytest's ``junit_family`` as the run recorded it (``settings.junit_family``,
 pytest's default ``xunit2``): under ``xunit2`` it validates against the Surefire/Jenkins
@@ -17,7 +18,8 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
-from extractbench.plugins.outputs.record import RunRecord
+from extractbench.plugins.outputs.early_stop_report import not_run_items
+from extractbench.plugins.outputs.record import GateEntry, RunRecord
 from extractbench.plugins.verdict.counts import outcome_counts
 
 __all__ = [
@@ -43,6 +45,17 @@ class VerdictCase:
     properties: tuple[tuple[str, Any], ...] = ()
 
 
+def _sequence_properties(gate: GateEntry) -> tuple[tuple[str, Any], ...]:
+    """How a gate's confidence sequence decided it (``--stop-when-decided``), if it did."""
+    seq = gate.sequence
+    if seq is None:
+        return ()
+    return (
+        ("decided_after", seq.n), ("of", seq.population), ("level", seq.level),
+        ("sequence", f"[{seq.low:.6f}, {seq.high:.6f}]"), ("method", seq.method),
+    )  # fmt: skip
+
+
 def verdict_cases(record: RunRecord) -> list[VerdictCase]:
     """The decided gates (``gate::suite/metric``), a baseline that shares no item
     (``regression::baseline``) and every comparable regression check
@@ -58,6 +71,7 @@ def verdict_cases(record: RunRecord) -> list[VerdictCase]:
                 ("value", "" if g.value is None else g.value),
                 ("n", "" if g.n is None else g.n),
                 *((("warning", g.warning),) if g.warning else ()),
+                *_sequence_properties(g),
             ),
         )  # fmt: skip
         for g in record.gates
@@ -170,15 +184,15 @@ def junit_xml(record: RunRecord) -> str:
     the live run, ``--rescore``, ``merge`` and ``report``, so their files agree."""
     cases = verdict_cases(record)
     family = junit_family(record)
-    items, others = record.items, record.other_tests
+    items, others, left = record.items, record.other_tests, not_run_items(record)
     outcomes = outcome_counts(items)
     failures = outcomes.failed + sum(not c.passed for c in cases)
     failures += sum(t.outcome == "failed" for t in others)
-    skipped = outcomes.skipped + sum(t.outcome == "skipped" for t in others)
+    skipped = outcomes.skipped + sum(t.outcome == "skipped" for t in others) + len(left)
     root = ET.Element("testsuites", name="extractbench")
     suite = ET.SubElement(
         root, "testsuite", name="extractbench", errors="0", failures=str(failures),
-        skipped=str(skipped), tests=str(len(items) + len(others) + len(cases)),
+        skipped=str(skipped), tests=str(len(items) + len(others) + len(cases) + len(left)),
         time=f"{record.duration_s:.3f}", timestamp=record.started_at,
     )  # fmt: skip
     _properties(suite, suite_properties(record))
@@ -196,6 +210,8 @@ def junit_xml(record: RunRecord) -> str:
             ET.SubElement(case, "skipped", message=str(it.error or "skipped"))
         if family == "xunit2":
             _case_facts(case, pairs, family)
+    for gone in left:  # the early stop's: skipped, the message saying why
+        ET.SubElement(_case(suite, *junit_names(gone.nodeid)), "skipped", message=gone.message)
     for test in others:
         case = _case(suite, *junit_names(test.nodeid), test.duration_s)
         if test.outcome != "passed":
