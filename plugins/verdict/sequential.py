@@ -105,17 +105,25 @@ class HedgedCS:
         bet = np.sqrt(self._bet_scale / (self._variance * t * math.log(1 + t)))[:, None]
         # the mean of the values not yet drawn if the population's mean were m
         remaining = (n * self._grid[None, :] - self.total[:, None]) / (n - t + 1)
-        self._possible &= (remaining >= 0) & (remaining <= 1)
-        remaining = np.clip(remaining, 0.0, 1.0)
-        with np.errstate(divide="ignore"):
-            up = np.minimum(bet, TRUNCATION / remaining)
-            down = np.minimum(bet, TRUNCATION / (1 - remaining))
+        self._possible &= remaining >= 0
+        self._possible &= remaining <= 1
+        np.clip(remaining, 0.0, 1.0, out=remaining)
         gain = x[:, None] - remaining
-        self._log_up += np.log1p(up * gain)
-        self._log_down += np.log1p(-down * gain)
+        with np.errstate(divide="ignore"):
+            bets = np.divide(TRUNCATION, remaining)  # l^+ <= c / m_t
+            np.minimum(bets, bet, out=bets)
+            bets *= gain
+            self._log_up += np.log1p(bets, out=bets)
+            np.subtract(1.0, remaining, out=remaining)
+            bets = np.divide(TRUNCATION, remaining, out=remaining)  # l^- <= c / (1 - m_t)
+            np.minimum(bets, bet, out=bets)
+            bets *= gain
+            self._log_down += np.log1p(np.negative(bets, out=bets), out=bets)
         self._plugin(x)
-        hedged = np.maximum(math.log(THETA) + self._log_up, math.log(1 - THETA) + self._log_down)
-        inside = self._possible & (hedged <= self._log_threshold)
+        # K = max(theta K^+, (1 - theta) K^-) <= 1 / alpha, side by side in logs
+        inside = self._log_up <= self._log_threshold - math.log(THETA)
+        inside &= self._log_down <= self._log_threshold - math.log(1 - THETA)
+        inside &= self._possible
         self._narrow(inside)
 
     def _plugin(self, x: np.ndarray) -> None:
