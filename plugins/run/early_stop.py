@@ -30,15 +30,28 @@ from extractbench.plugins.run.state import RunState
 from extractbench.plugins.verdict.sequential_gates import SuiteSequence
 from extractbench.suites.item import Item
 
-__all__ = ["EarlyStop", "DECIDED_DIR_KEY", "skip_decided", "decided_marker", "not_run"]
+__all__ = ["EarlyStop", "DECIDED_DIR_KEY", "skip_decided", "decided_in", "not_run"]
 
 DECIDED_DIR_KEY = "extractbench_decided_dir"
 NOT_RUN = "not run: decided early"
 
 
 def decided_marker(folder: Path, suite: str) -> Path:
-    """The file whose presence tells the workers that ``suite`` is decided."""
+    """The file whose presence tells the workers that ``suite`` is decided (it holds the
+    line saying how)."""
     return folder / hashlib.sha256(suite.encode("utf-8")).hexdigest()[:24]
+
+
+def decided_in(folder: Path) -> Callable[[str], str | None]:
+    """Suite -> how it was decided, read from the controller's files (a worker's view)."""
+
+    def line(suite: str) -> str | None:
+        try:
+            return decided_marker(folder, suite).read_text(encoding="utf-8") or "decided"
+        except FileNotFoundError:
+            return None
+
+    return line
 
 
 def skip_decided(item: pytest.Item, decided: Callable[[str], str | None]) -> None:
@@ -124,7 +137,7 @@ class EarlyStop:
         )
         self.state.decided_early[suite] = line
         if self.folder is not None:
-            decided_marker(self.folder, suite).touch()
+            decided_marker(self.folder, suite).write_text(line, encoding="utf-8")
         if left:
             self.event(f"{line}: its other {left:,} items are not run (--stop-when-decided)")
         selected = [s for s in self.state.selected if s not in self.state.skipped]

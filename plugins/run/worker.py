@@ -12,7 +12,7 @@ import pytest
 from extractbench.fixtures.models import core_share
 from extractbench.plugins.run.controller import WORKER_OUTPUT_KEY
 from extractbench.plugins.run.crashes import FAULT_DIR_KEY, enable_fault_log
-from extractbench.plugins.run.early_stop import DECIDED_DIR_KEY, decided_marker, skip_decided
+from extractbench.plugins.run.early_stop import DECIDED_DIR_KEY, decided_in, skip_decided
 from extractbench.plugins.run.grouping import GroupingLost, ungrouped_items
 from extractbench.plugins.run.state import RunState
 
@@ -41,8 +41,7 @@ class Worker:
         run (skipped before its setup, the reason saying so)."""
         folder = self.config.workerinput.get(DECIDED_DIR_KEY)  # type: ignore[attr-defined]
         if folder:
-            skip_decided(item, lambda suite: "decided by the controller"
-                         if decided_marker(Path(folder), suite).exists() else None)  # fmt: skip
+            skip_decided(item, decided_in(Path(folder)))
 
     def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
         """After this worker's last item (xdist runs an item with no next one only once
