@@ -3,12 +3,13 @@ items arrive, and stop it once every gate of it is decided.
 
 The controller feeds each arriving item to its suite's
 :class:`plugins.verdict.sequential_gates.SuiteSequence` (the run order travels with the
-suite's facts, :mod:`plugins.run.run_order`). Once every gate of a suite is decided, the
-suite's items that have not started are not run: without xdist this process skips them
-before their setup; under xdist each worker finishes the item it holds and skips the
-suite's items it was sent (a file per decided suite in a folder the controller shares
-with its workers), and once every suite of the run is decided the controller hands out
-nothing more (``DSession.triggershutdown``: the workers end as at the end of a run). The
+suite's facts, :mod:`plugins.run.run_order`), and xdist hands the groups out in that
+order (``--dist loadgroup`` without its largest-first reordering). Once every gate of a
+suite is decided, its items that have not started are not run: without xdist this process
+skips them before their setup; under xdist each worker finishes the item it holds and
+skips the suite's items it was sent (a file per decided suite in a folder the controller
+shares with its workers), and once every suite of the run is decided the controller hands
+out nothing more (``DSession.triggershutdown``: the workers end as at the end of a run). The
 items left are "not run: decided early" in the record (:func:`not_run`), never passed or
 skipped silently; the verdict decides the gates again from the record
 (:func:`plugins.verdict.decide`) and the exit status is its own.
@@ -92,6 +93,10 @@ class EarlyStop:
         self.config, self.cfg, self.state, self.event = config, cfg, state, event
         self.sequences: dict[str, SuiteSequence] = {}
         self.folder: Path | None = None  # made for the first xdist worker
+        # xdist's loadgroup (and loadscope, loadfile) hand out the largest groups first:
+        # they must go out in run order, or the sequence waits for the small ones at the end
+        if getattr(config.option, "loadscopereorder", False):
+            config.option.loadscopereorder = False
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
