@@ -145,3 +145,17 @@ def test_items_left_out_of_a_suite_its_sequence_did_not_decide_make_the_run_inco
         verdict = decide_facts(gate, **record_facts(values, ran=120))
         assert verdict.word == "INCOMPLETE" and not verdict.complete, gate
         assert verdict.gates[0]["passed"] is None
+
+
+@pytest.mark.parametrize(("max_regression", "word"), [(None, "PASS"), (0.02, "INCOMPLETE")])
+def test_a_regression_check_needs_every_item_a_baseline_alone_does_not(max_regression, word):
+    from extractbench.plugins.outputs.record import SCHEMA_VERSION
+    from extractbench.plugins.outputs.record_io import parse_record
+    from extractbench.plugins.verdict.decision import GateSet, decide
+
+    values = {i: float(k % 4 != 0) for k, i in enumerate(ids(500))}
+    data = {"schema_version": SCHEMA_VERSION, "run_id": "t"} | record_facts(values, ran=120)
+    record = parse_record(data)
+    recorded = {"max_regression": max_regression, "failed": False, "comparisons": []}
+    gates = GateSet((parse_gate("s/accuracy>=0.3"),), recorded_baseline=recorded)
+    assert decide(record, gates, record.selection).word == word

@@ -146,14 +146,18 @@ def _sequential(
     """The gates of suites that ran in a random order (``--stop-when-decided``) that their
     confidence sequences decided, from the record's items in run order
     (:mod:`plugins.verdict.sequential_gates`); and how many items the early stop left out
-    of suites whose every gate was so decided (a regression check needs every item)."""
+    of suites whose every gate was so decided (a regression check, ``--max-regression``,
+    needs every item)."""
     sequences = replay(record.suites, record.items, gates.thresholds)
     out = list(entries)
     for i, gate in enumerate(gates.thresholds):
         seq = sequences.get(gate.suite)
         if seq is not None and gate.expression in seq.decisions:
             out[i] = decided_by(seq.decisions[gate.expression], gate)
-    regression = gates.baseline is not None or gates.recorded_baseline is not None
+    recorded = gates.recorded_baseline or {}
+    regression = (gates.baseline is not None and gates.max_regression is not None) or (
+        recorded.get("max_regression") is not None
+    )
     not_run = sum(
         len(record.suites[name].run_order.not_run)  # type: ignore[union-attr]
         for name, seq in sequences.items()
