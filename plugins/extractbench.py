@@ -142,7 +142,7 @@ def pytest_configure(config: pytest.Config) -> None:
     stop = stops_when_decided(config, cfg)  # a usage error before any output is locked
     controller = Controller(config, cfg, state, setup, journal)
     config.pluginmanager.register(controller, "extractbench-run")
-    if stop:
+    if stop and selected_suites(config, cfg.registry):  # not the harness's own tests
         early = EarlyStop(config, cfg, state, controller.progress.event)
         config.pluginmanager.register(early, "extractbench-early-stop")
     feed = SpeedFeed(lambda: (entry.model_dump() for entry in state.items.values()))
