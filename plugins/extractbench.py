@@ -36,9 +36,11 @@ from extractbench.plugins.run.command_line import add_options
 from extractbench.plugins.run.command_suites import selected_suites
 from extractbench.plugins.run.config import CONFIG_KEY, run_config
 from extractbench.plugins.run.controller import Controller
+from extractbench.plugins.run.early_stop import EarlyStop
 from extractbench.plugins.run.item_record import ItemRecorder, redact_report, report_entry
 from extractbench.plugins.run.model_command_line import add_hardware_options
 from extractbench.plugins.run.serve_start import ServeStart
+from extractbench.plugins.run.run_order import stops_when_decided
 from extractbench.plugins.run.state import STATE_KEY, RunState
 from extractbench.plugins.run.supervisor import Journal, should_supervise, supervise, take_journal
 from extractbench.plugins.run.worker import Worker
@@ -138,9 +140,12 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(Worker(config, state), "extractbench-run")
         return
     journal = take_journal()
-    config.pluginmanager.register(
-        Controller(config, cfg, state, setup, journal), "extractbench-run"
-    )
+    stop = stops_when_decided(config, cfg)  # a usage error before any output is locked
+    controller = Controller(config, cfg, state, setup, journal)
+    config.pluginmanager.register(controller, "extractbench-run")
+    if stop and selected_suites(config, cfg.registry):  # not the harness's own tests
+        early = EarlyStop(config, cfg, state, controller.progress.event)
+        config.pluginmanager.register(early, "extractbench-early-stop")
     if setup.serve_plan is not None:
         config.pluginmanager.register(ServeStart(config, cfg, state, setup), "extractbench-serve")
     feed = SpeedFeed(

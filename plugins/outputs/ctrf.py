@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from extractbench.plugins.outputs.early_stop_report import not_run_items
 from extractbench.plugins.outputs.junit import verdict_cases
 from extractbench.plugins.outputs.record import ItemEntry, RunRecord
 
@@ -119,6 +120,11 @@ def ctrf_json(record: RunRecord, explicit_run_id: str | None = None, ci: str | N
         if other.error:
             test["message"] = other.error
         tests.append(test)
+    tests += [
+        {"name": gone.nodeid, "testId": gone.nodeid, "status": "skipped", "duration": 0,
+         "filePath": gone.nodeid.split("::", 1)[0], "message": gone.message}
+        for gone in not_run_items(record)
+    ]  # fmt: skip
     for case in verdict_cases(record):
         test = {
             "name": f"{case.classname}::{case.name}",

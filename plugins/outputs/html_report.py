@@ -3,7 +3,8 @@
 Top to bottom: the verdict and its reasons; the gates, each with the mean, 95% CI and n of
 its metric and what decided it; the baseline comparison; the scores by suite, each with
 its scale; every picture the run drew (its charts, one per scale, and the suites' own:
-Table-QA heatmaps, MINEA's criteria plot), embedded; the breakdowns as tables; the
+Table-QA heatmaps, MINEA's criteria plot), embedded; the items an early stop left out
+(``--stop-when-decided``, by suite); the breakdowns as tables; the
 suites' own tables; and the per-item view with its filters (failed items, items that
 scored 0, suite, metric, text), which a gate's "items" link opens on that gate's metric.
 One self-contained file: no request leaves the page (inline CSS and script).
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from extractbench.plugins.outputs.early_stop_report import not_run_items
 from extractbench.plugins.outputs.html_items import as_text, item_rows, score_text
 from extractbench.plugins.outputs.metric_facts import MetricFacts
 from extractbench.plugins.outputs.record import Aggregate, GateEntry, RunRecord
@@ -143,4 +145,13 @@ def page_html(
         suites=sorted({it.suite for it in record.items}),
         metrics=sorted({m for it in record.items for m, v in it.scores.items() if v is not None}),
         others=record.other_tests,
+        not_run=_not_run(record),
     )
+
+
+def _not_run(record: RunRecord) -> dict[str, dict[str, Any]]:
+    """Suite -> the message and ids of its items an early stop left out."""
+    out: dict[str, dict[str, Any]] = {}
+    for gone in not_run_items(record):
+        out.setdefault(gone.suite, {"message": gone.message, "ids": []})["ids"].append(gone.id)
+    return out

@@ -1,8 +1,9 @@
 """JUnit XML from a run record, for every path that ends a run (live, ``--rescore``,
 ``extractbench merge`` and ``report``): shaped as pytest's ``--junitxml``, one case per
 item (classname and name from its pytest node id, its scores, a ``<failure>`` when it
-failed), one per other test, one per gate (classname ``gate``) and per regression check
-(classname ``regression``).
+failed), one per item an early stop left out (skipped: "not run: decided early"), one per other
+test, one per gate (classname ``gate``) and per regression check (classname
+``regression``).
 
 The file follows pytest's ``junit_family`` as the run recorded it (``settings.junit_family``,
 pytest's default ``xunit2``): under ``xunit2`` it validates against the Surefire/Jenkins
@@ -17,6 +18,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from typing import Any
 
+from extractbench.plugins.outputs.early_stop_report import not_run_items
 from extractbench.plugins.outputs.record import GateEntry, RunRecord
 from extractbench.plugins.verdict.counts import outcome_counts
 from extractbench.plugins.verdict.gates import short_of_n, unanswered
@@ -69,8 +71,20 @@ def _gate_case(gate: GateEntry, narrow: bool) -> VerdictCase:
         ("value", "" if gate.value is None else gate.value),
         ("n", "" if gate.n is None else gate.n),
         *((("warning", gate.warning),) if gate.warning else ()),
+        *_sequence_properties(gate),
     )
     return VerdictCase("gate", gate.metric, outcome, message, props)
+
+
+def _sequence_properties(gate: GateEntry) -> tuple[tuple[str, Any], ...]:
+    """How a gate's confidence sequence decided it (``--stop-when-decided``), if it did."""
+    seq = gate.sequence
+    if seq is None:
+        return ()
+    return (
+        ("decided_after", seq.n), ("of", seq.population), ("level", seq.level),
+        ("sequence", f"[{seq.low:.6f}, {seq.high:.6f}]"), ("method", seq.method),
+    )  # fmt: skip
 
 
 def verdict_cases(record: RunRecord) -> list[VerdictCase]:
@@ -189,16 +203,16 @@ def junit_xml(record: RunRecord) -> str:
     the live run, ``--rescore``, ``merge`` and ``report``, so their files agree."""
     cases = verdict_cases(record)
     family = junit_family(record)
-    items, others = record.items, record.other_tests
+    items, others, left = record.items, record.other_tests, not_run_items(record)
     outcomes = outcome_counts(items)
     failures = outcomes.failed + sum(c.outcome == "failed" for c in cases)
     failures += sum(t.outcome == "failed" for t in others)
     skipped = outcomes.skipped + sum(t.outcome == "skipped" for t in others)
-    skipped += sum(c.outcome == "skipped" for c in cases)
+    skipped += sum(c.outcome == "skipped" for c in cases) + len(left)
     root = ET.Element("testsuites", name="extractbench")
     suite = ET.SubElement(
         root, "testsuite", name="extractbench", errors="0", failures=str(failures),
-        skipped=str(skipped), tests=str(len(items) + len(others) + len(cases)),
+        skipped=str(skipped), tests=str(len(items) + len(others) + len(cases) + len(left)),
         time=f"{record.duration_s:.3f}", timestamp=record.started_at,
     )  # fmt: skip
     _properties(suite, suite_properties(record))
@@ -216,6 +230,8 @@ def junit_xml(record: RunRecord) -> str:
             ET.SubElement(case, "skipped", message=str(it.error or "skipped"))
         if family == "xunit2":
             _case_facts(case, pairs, family)
+    for gone in left:  # the early stop's: skipped, the message saying why
+        ET.SubElement(_case(suite, *junit_names(gone.nodeid)), "skipped", message=gone.message)
     for test in others:
         case = _case(suite, *junit_names(test.nodeid), test.duration_s)
         if test.outcome != "passed":

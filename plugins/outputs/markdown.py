@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from extractbench.plugins.outputs.early_stop_report import NOT_RUN, decided_lines
 from extractbench.plugins.outputs.record import RunRecord
 from extractbench.plugins.outputs.speed_report import gate_condition, gate_warnings, speed_markdown
 from extractbench.plugins.verdict.counts import missing_label_lines
@@ -52,6 +53,7 @@ def summary_markdown(
     lines += [
         f"Model **{model.get('name', '?')}** ({model.get('backend', '?')}, sha256 `{str(model.get('sha256', ''))[:12]}`), "
         f"run `{record.run_id}`: {counts.scored} items scored, {counts.failed} failed"
+        + (f", {counts.not_run} {NOT_RUN}" if counts.not_run else "")
         + ("" if record.complete else ", **incomplete run**")
         + ".",
         "",
@@ -79,6 +81,9 @@ def summary_markdown(
     warned = gate_warnings(record)
     if warned:
         lines += ["", *(f"- {line}" for line in warned)]
+    decided = decided_lines(record)
+    if decided:
+        lines += ["", *(f"- {line}" for line in decided)]
     unevaluated = [g for g in gates if g.passed is None]
     if unevaluated:
         lines += ["", "**Not evaluated:**", ""]

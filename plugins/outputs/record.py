@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from extractbench.plugins.verdict.baseline import Comparison
 from extractbench.plugins.verdict.counts import outcome_counts
+from extractbench.plugins.verdict.sequential_gates import GateSequence, RunOrder
 from extractbench.plugins.verdict.speed import SpeedChange, SpeedStats
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,23 +24,10 @@ if TYPE_CHECKING:
     from extractbench.plugins.verdict.decision import Verdict
 
 __all__ = [
-    "SCHEMA_VERSION",
-    "READABLE_VERSIONS",
-    "RunRecord",
-    "ItemEntry",
-    "SuiteInfo",
-    "Selection",
-    "GateEntry",
-    "Aggregate",
-    "Baseline",
-    "Comparison",
-    "Counts",
-    "Crash",
-    "OtherTest",
-    "VerdictEntry",
-    "new_run_id",
-    "item_counts",
-]
+    "SCHEMA_VERSION", "READABLE_VERSIONS", "RunRecord", "ItemEntry", "SuiteInfo", "Selection",
+    "GateEntry", "GateSequence", "Aggregate", "Baseline", "Comparison", "Counts", "Crash",
+    "OtherTest", "RunOrder", "VerdictEntry", "new_run_id", "item_counts",
+]  # fmt: skip
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # version 1 records (no selection, no verdict status) still load
@@ -110,8 +98,9 @@ class LimitInfo(_Model):
 
 class SuiteInfo(_Model):
     """A suite's facts in this run: breakdown attributes, items in its data and selected,
-    the cap that applied, the suite's notes (provenance, warnings), its report files and
-    the labels its loader could not place in their document."""
+    the cap that applied, the suite's notes (provenance, warnings), its report files, the
+    labels its loader could not place in their document, and with ``--stop-when-decided``
+    the order its items ran in and those not run."""
 
     breakdown: list[str] = Field(default_factory=list)
     items_total: int | None = None
@@ -124,6 +113,7 @@ class SuiteInfo(_Model):
         description="labels whose value was not found in their document (file:line, "
         "document/key): no items; the gateable figure SUITE/missing_labels counts them",
     )
+    run_order: RunOrder | None = None
 
 
 class Selection(_Model):
@@ -152,13 +142,15 @@ class Selection(_Model):
 
 
 class Counts(_Model):
-    """Items finished, expected (selected), scored (passed), failed; model calls logged
-    and those the cache or a record answered."""
+    """Items finished, expected (selected), scored (passed), failed, not run because
+    their suite's gates were decided early; model calls logged and those the cache or a
+    record answered."""
 
     items: int = 0
     expected: int = 0
     scored: int = 0
     failed: int = 0
+    not_run: int = 0
     calls: int = 0
     cached_calls: int = 0
 
@@ -178,7 +170,8 @@ class Aggregate(_Model):
 class GateEntry(_Model):
     """A gate checked against the run (``plugins.verdict.gates.GateResult``): ``passed``
     None when it was not decided; ``stat`` the statistic it checks, ``n`` the values
-    behind it, ``min_n`` the minimum n that applied, ``warning`` a mean of too few items."""
+    behind it, ``min_n`` the minimum n that applied, ``warning`` a mean of too few items,
+    ``sequence`` how its confidence sequence decided it (``--stop-when-decided``)."""
 
     expression: str
     metric: str
@@ -193,6 +186,7 @@ class GateEntry(_Model):
     min_n: int | None = None
     warning: str | None = None
     not_evaluated: Literal["not_selected", "skipped", "unloaded"] | None = None
+    sequence: GateSequence | None = None
 
 
 class Baseline(_Model):
@@ -316,9 +310,10 @@ def new_run_id(now: datetime | None = None) -> str:
     return now.strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 
-def item_counts(items: list[ItemEntry], expected: int) -> Counts:
+def item_counts(items: list[ItemEntry], expected: int, not_run: int = 0) -> Counts:
     """The record's ``counts`` for these items; ``expected``: items the run selected;
-    ``failed``: every item not scored (:func:`outcome_counts`)."""
+    ``failed``: every item not scored (:func:`outcome_counts`); ``not_run``: items an
+    early stop left out."""
     outcomes = outcome_counts(items)
     calls = [c for it in items for c in it.calls]
     return Counts(
@@ -326,6 +321,7 @@ def item_counts(items: list[ItemEntry], expected: int) -> Counts:
         expected=expected,
         scored=outcomes.scored,
         failed=outcomes.failed + outcomes.skipped,
+        not_run=not_run,
         calls=len(calls),
         cached_calls=sum(bool(c.get("cached", False)) for c in calls),
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
+from extractbench.plugins.outputs.early_stop_report import NOT_RUN, decided_lines
 from extractbench.plugins.outputs.endpoint_stats import endpoint_lines
 from extractbench.plugins.outputs.record import Aggregate, GateEntry, RunRecord
 from extractbench.plugins.outputs.speed_report import gate_condition, gate_warnings, speed_lines
@@ -138,6 +139,7 @@ def summary_lines(
     lines = [
         f"model: {model.get('name', '?')} ({model.get('backend')}) sha256 {str(model.get('sha256', ''))[:12]}",
         f"items: {counts.scored} scored, {counts.failed} failed, of {counts.expected} selected"
+        + (f", {counts.not_run} {NOT_RUN}" if counts.not_run else "")
         + ("" if record.complete else "  [INCOMPLETE RUN]"),
     ]
     repack = model.get("weight_repack") or {}
@@ -170,6 +172,7 @@ def summary_lines(
     lines += list(suite_lines)
     lines += _baseline_lines(record)
     lines += gate_warnings(record)
+    lines += decided_lines(record)
     for gate in record.gates:
         if gate.passed is False:
             lines.append(f"GATE FAILED  {gate.expression}: {gate.reason}")

@@ -19,6 +19,12 @@ from extractbench.fixtures.nodes import bench_item_of
 from extractbench.plugins.outputs.record import LimitInfo
 from extractbench.plugins.run.command_suites import selected_suites
 from extractbench.plugins.run.config import RunConfig
+from extractbench.plugins.run.run_order import (
+    order_items,
+    running_order,
+    stop_ranges,
+    stops_when_decided,
+)
 from extractbench.plugins.run.selection import stratified_limit
 from extractbench.plugins.run.state import USAGE_PREFIX, RunState, SuiteFacts
 from extractbench.suites import derived_cache
@@ -137,13 +143,23 @@ def parametrize_suite(
         raise _collect_error(name, str(exc)) from None
     _checked(name, data.items)
     items, limit = _selected(cfg, suite, data.items, wanted)
+    order = None
+    if cfg.rescore is not None:  # the recorded order, and the items it left out
+        recorded = cfg.rescore.suites.get(name)
+        order = recorded.run_order if recorded is not None else None
+    elif stops_when_decided(metafunc.config, cfg):
+        ranges = stop_ranges(cfg, suite)
+        if ranges is not None:
+            stratum = suite.breakdown[0] if suite.breakdown else None
+            items, order = order_items(items, cfg.models.seed, stratum, ranges)
     state.suites[name] = SuiteFacts(
         breakdown=list(suite.breakdown),
         items_total=len(data.items),
-        items_selected=len(items),
+        items_selected=len(items) + (len(order.not_run) if order is not None else 0),
         limit=limit,
         notes=data.notes,
         missing_labels=list(data.missing_labels),
+        run_order=order,
     )
     metafunc.parametrize(
         "bench_item",
@@ -169,16 +185,19 @@ def exclude_unrecorded(config: pytest.Config, state: RunState, items: list[pytes
 def count_running(state: RunState, items: Sequence[pytest.Item]) -> None:
     """After ``-k``, ``-m``, ``--deselect`` and ``--lf``: each suite's items that really
     run, and (``items_deselected``) how many such a selection left out of it."""
-    running = dict.fromkeys(state.suites, 0)
+    running: dict[str, list[Item]] = {name: [] for name in state.suites}
     for item in items:
         bench_item = bench_item_of(item)
         if isinstance(bench_item, Item) and bench_item.suite in running:
-            running[bench_item.suite] += 1
+            running[bench_item.suite].append(bench_item)
     for name, facts in state.suites.items():
-        dropped = (facts.items_selected or 0) - running[name]
+        not_run = len(facts.run_order.not_run) if facts.run_order is not None else 0
+        dropped = (facts.items_selected or 0) - not_run - len(running[name])
         if dropped:  # a part of the suite, or all of it: the gates would see a subset
             facts.items_deselected = dropped
-        facts.items_selected = running[name]
+            if facts.run_order is not None and not not_run:
+                facts.run_order = running_order(facts.run_order, running[name])
+        facts.items_selected = len(running[name]) + not_run
 
 
 def selected_items(cfg: RunConfig, state: RunState, data_dir: Path | None) -> list[Item]:

@@ -6,6 +6,7 @@ one "extractbench" section, and an option is defined once whichever module reads
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Sequence
 
 import pytest
@@ -119,6 +120,16 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         help="run shard K of N: a deterministic 1/N of the selected groups (whole groups, "
         "the same split on every machine), e.g. one CI job per shard. A shard's gates are "
         "not decided: `extractbench merge` of all N records gives the run's verdict.",
+    )
+    group.addoption(
+        "--stop-when-decided",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="run each gated suite's items in a random order fixed by --seed and stop the "
+        "suite once an anytime-valid 95%% confidence sequence of every gated mean lies "
+        "wholly on one side of its threshold (items left: 'not run: decided early'); a "
+        "suite that is never decided early runs every item and is decided on its mean. "
+        "Default: [tool.extractbench] stop_when_decided (false). Not with --shard.",
     )
     group.addoption(
         "--full",

@@ -57,6 +57,7 @@ class Settings:
             :func:`typed_suite_options`).
         gates_from: where gates were looked for, one line each (the record keeps it).
         warnings: configuration this run does not apply although a project declares it.
+        stop_when_decided: ``[tool.extractbench] stop_when_decided = true``.
     """
 
     gates: list[Gate] = field(default_factory=list)
@@ -64,6 +65,7 @@ class Settings:
     suite_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     gates_from: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    stop_when_decided: bool = False
 
     @property
     def configured(self) -> frozenset[str]:
@@ -283,7 +285,12 @@ def read_settings(
                 f"run does not apply: pytest loaded {source}; run with -c {project} or "
                 f"--gates-file {project}"
             )
-    return Settings(gates, limits, options, gates_from, warnings)
+    stop = table.get("stop_when_decided", False)
+    if not isinstance(stop, bool):
+        raise SettingsError(
+            f"{source} [tool.extractbench]: stop_when_decided = {stop!r} must be true or false"
+        )
+    return Settings(gates, limits, options, gates_from, warnings, stop)
 
 
 def unknown_gates(gates: Sequence[Gate], registry: Registry) -> list[str]:

@@ -23,6 +23,7 @@ from extractbench.plugins.outputs.record import (
     item_counts,
 )
 from extractbench.plugins.run.config import RunConfig
+from extractbench.plugins.run.early_stop import not_run
 from extractbench.plugins.run.state import RunState
 from extractbench.suites.suite_options import dump_options
 
@@ -143,6 +144,8 @@ def build_record(
     secrets once more in every file)."""
     items = [_redacted(state.items[key]) for key in sorted(state.items)]
     suites = {name: facts.record_info() for name, facts in state.suites.items()}
+    for name, ids in not_run(state).items():  # the items a decided suite left out
+        suites[name]["run_order"]["not_run"] = ids
     model, judge = _model_sections(cfg, setup)
     facts: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -170,7 +173,8 @@ def build_record(
         {**facts, "items": [], "counts": {}, "selection": selection_of(cfg, state).model_dump()}
     )
     record.items = items
-    record.counts = item_counts(items, _expected(state))
+    left = sum(len(info.run_order.not_run) for info in record.suites.values() if info.run_order)
+    record.counts = item_counts(items, _expected(state), left)
     endpoints = endpoint_stats([it.model_dump() for it in items])
     if endpoints:
         record.endpoints = endpoints

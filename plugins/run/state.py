@@ -56,6 +56,8 @@ class RunState:
         usage_errors: one line each (exit 4).
         interrupted: ``SIGINT`` or ``SIGTERM``; ``signal``: the one our handler caught.
         stopped: why the run was stopped early (circuit breaker, ...).
+        decided_early: ``--stop-when-decided``: suite -> how every gate of it was decided
+            (its items not started are not run).
         data: data provenance for the record.
         warnings: what the run noticed but did not fail on (the record's ``warnings``,
             after the configuration's).
@@ -80,6 +82,7 @@ class RunState:
     interrupted: str | None = None
     signal: str | None = None
     stopped: str | None = None
+    decided_early: dict[str, str] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     sent_suites: set[str] = field(default_factory=set)

@@ -1,6 +1,7 @@
 """The hooks of an xdist worker: write its fault report where the controller reads it,
 mark itself running while it has items (its cores go to the others after its last one),
-warn when ``--dist loadgroup`` does not group, and hand its suite facts over."""
+warn when ``--dist loadgroup`` does not group, skip the items of suites the controller
+decided early (``--stop-when-decided``), and hand its suite facts over."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from extractbench.fixtures.models import core_share
 from extractbench.plugins.run.controller import WORKER_OUTPUT_KEY
 from extractbench.plugins.run.crashes import FAULT_DIR_KEY, enable_fault_log
+from extractbench.plugins.run.early_stop import DECIDED_DIR_KEY, decided_in, skip_decided
 from extractbench.plugins.run.grouping import GroupingLost, ungrouped_items
 from extractbench.plugins.run.state import RunState
 
@@ -32,6 +34,14 @@ class Worker:
         share = self.config.workerinput.get(core_share.CORE_SHARE_KEY)  # type: ignore[attr-defined]
         if share:
             core_share.join(Path(share))
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        """``--stop-when-decided``: an item of a suite the controller has decided is not
+        run (skipped before its setup, the reason saying so)."""
+        folder = self.config.workerinput.get(DECIDED_DIR_KEY)  # type: ignore[attr-defined]
+        if folder:
+            skip_decided(item, decided_in(Path(folder)))
 
     def pytest_runtest_teardown(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
         """After this worker's last item (xdist runs an item with no next one only once

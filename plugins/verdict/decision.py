@@ -29,6 +29,7 @@ from extractbench.plugins.verdict.exit_codes import (
     USAGE_ERROR,
 )
 from extractbench.plugins.verdict.gates import Gate, evaluate_gates
+from extractbench.plugins.verdict.sequential_gates import decided_by, replay
 from extractbench.plugins.verdict.speed import SpeedStats, speed_changes, speed_stats, speed_values
 from extractbench.plugins.verdict.status import exit_status
 
@@ -126,7 +127,8 @@ def _refused(selection: Selection, gates: GateSet) -> list[str]:
     return sorted(s for s in selection.deselected if s in gated)
 
 
-def _complete(record: RunRecord, refused: list[str]) -> bool:
+def _complete(record: RunRecord, refused: list[str], not_run: int) -> bool:
+    """``not_run``: the items an early stop left out of suites whose gates it decided."""
     return (
         (record.rescore_of is None or record.rescore_of.complete)
         and not refused
@@ -134,8 +136,34 @@ def _complete(record: RunRecord, refused: list[str]) -> bool:
         and not record.stopped
         and not record.crashes
         and not record.usage_errors
-        and record.counts.items >= record.counts.expected
+        and record.counts.items + not_run >= record.counts.expected
     )
+
+
+def _sequential(
+    record: RunRecord, gates: GateSet, entries: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], int]:
+    """The gates of suites that ran in a random order (``--stop-when-decided``) that their
+    confidence sequences decided, from the record's items in run order
+    (:mod:`plugins.verdict.sequential_gates`); and how many items the early stop left out
+    of suites whose every gate was so decided (a regression check, ``--max-regression``,
+    needs every item)."""
+    sequences = replay(record.suites, record.items, gates.thresholds)
+    out = list(entries)
+    for i, gate in enumerate(gates.thresholds):
+        seq = sequences.get(gate.suite)
+        if seq is not None and gate.expression in seq.decisions:
+            out[i] = decided_by(seq.decisions[gate.expression], gate)
+    recorded = gates.recorded_baseline or {}
+    regression = (gates.baseline is not None and gates.max_regression is not None) or (
+        recorded.get("max_regression") is not None
+    )
+    not_run = sum(
+        len(record.suites[name].run_order.not_run)  # type: ignore[union-attr]
+        for name, seq in sequences.items()
+        if seq.decided and not regression
+    )
+    return out, not_run
 
 
 def _undecided(gate: dict[str, Any], why: str) -> dict[str, Any]:
@@ -180,7 +208,7 @@ def _decide_gates(
         items = [it for it in record.items if it.suite == suite]
         scored = sum(it.outcome == "passed" for it in items)
         expected = (info.items_selected if info else None) or len(items)
-        if gate["passed"] and scored < expected:
+        if gate["passed"] and scored < expected and not gate.get("sequence"):
             gate = _undecided(gate, f"{scored} of {expected} selected items of {suite} were scored")
         if info is not None and info.limit is not None and info.items_total:
             limit = f"on {info.items_selected} of {info.items_total} items: {info.limit.source} {info.limit.value}"
@@ -225,7 +253,7 @@ def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
         chosen,
         dict(selection.skipped), failed, dict(selection.unloaded),
     )  # fmt: skip
-    entries = [r.to_dict() for r in results]
+    entries, not_run = _sequential(record, gates, [r.to_dict() for r in results])
     baseline = gates.recorded_baseline
     if gates.baseline is not None:
         baseline = baseline_section(
@@ -238,7 +266,7 @@ def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
             c.model_dump() for c in speed_changes(speed, base_speed, gates.max_slowdown)
         ]
     refused = _refused(selection, gates)
-    complete = _complete(record, refused)
+    complete = _complete(record, refused, not_run)
     entries = _decide_gates(entries, record, selection, complete, refused)
     status, word, reasons = exit_status(record, selection, complete, refused, entries, baseline)
     return Verdict(status, word, reasons, complete, aggregates, entries, baseline, speed)

@@ -1,0 +1,60 @@
+"""What the reports say of ``--stop-when-decided``: how each gate its confidence sequence
+passed was decided (failed and undecided gates already give their reason), and the items
+the early stop left out, each listed as "not run: decided early" (JUnit and CTRF as a
+skipped test with that message, the terminal, markdown and HTML by suite)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from extractbench.plugins.outputs.record import RunRecord
+
+__all__ = ["NotRun", "not_run_items", "decided_lines", "NOT_RUN"]
+
+NOT_RUN = "not run: decided early"
+
+
+@dataclass(frozen=True)
+class NotRun:
+    """An item the early stop left out: its suite, id, pytest node id (that of the items
+    of its suite that ran, with its own id) and the line saying why."""
+
+    suite: str
+    id: str
+    nodeid: str
+    message: str
+
+
+def not_run_items(record: RunRecord) -> list[NotRun]:
+    """Every item of the record's ``suites.NAME.run_order.not_run``, in run order."""
+    out = []
+    for name, info in sorted(record.suites.items()):
+        order = info.run_order
+        if order is None or not order.not_run:
+            continue
+        test = next((it.test for it in record.items if it.suite == name and it.test), None)
+        head = test.split("[", 1)[0] if test else f"{name}::{name}"
+        message = (
+            f"{NOT_RUN}: every gate of {name} was decided by its confidence sequence before "
+            "this item's turn (--stop-when-decided)"
+        )
+        out += [NotRun(name, i, f"{head}[{i}]", message) for i in order.not_run]
+    return out
+
+
+def decided_lines(record: RunRecord) -> list[str]:
+    """One line per suite the early stop cut short and per gate its sequence passed."""
+    lines = []
+    for name, info in sorted(record.suites.items()):
+        order = info.run_order
+        if order is not None and order.not_run:
+            lines.append(
+                f"{name}: {len(order.not_run):,} of {info.items_selected or 0:,} items "
+                f"{NOT_RUN} (--stop-when-decided)"
+            )
+    lines += [
+        f"GATE PASSED  {g.expression}: {g.reason}"
+        for g in record.gates
+        if g.sequence is not None and g.passed
+    ]
+    return lines

@@ -1,0 +1,100 @@
+"""``--stop-when-decided``: which suites may stop early, and the random order their items run in.
+
+A suite may stop early when it has a gate on a mean and every gate of it (a minimum n
+aside) is on the mean of a metric with a finite declared range
+(:func:`plugins.verdict.sequential_gates.sequential_gate`), and no regression check
+against a baseline needs all its items. Its groups (the units that share a prompt prefix,
+run on one worker, consecutively) then run in a pseudo-random order fixed by ``--seed``:
+ranked by SHA-256 of the seed and the group's id, so the order is the same on every
+machine, worker and Python, and a group's items stay together (the prefix cache still
+reuses the chunk). The confidence sequences need the groups drawn uniformly at random
+without replacement, which such a ranking gives; the breakdown's levels are kept in
+view by the stopping rule instead (no gate is decided early before each level has an
+item: :mod:`plugins.verdict.sequential_gates`), as an order stratified by level would not
+be a uniform draw.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+
+import pytest
+from extractbench.plugins.run.config import RunConfig
+from extractbench.plugins.run.selection import rank
+from extractbench.plugins.verdict.sequential_gates import RunOrder, sequential_gate
+from extractbench.suites.item import Item
+from extractbench.suites.protocol import Suite
+
+__all__ = ["stops_when_decided", "stop_ranges", "order_items", "running_order"]
+
+
+def stops_when_decided(config: pytest.Config, cfg: RunConfig) -> bool:
+    """``--stop-when-decided`` / ``--no-stop-when-decided``, else ``[tool.extractbench]
+    stop_when_decided``. Never for a shard (a shard decides no gate, and its sequence would
+    cover its own items only) nor for ``--rescore`` (it replays its record's items, and
+    the record's order decides).
+
+    Raises:
+        pytest.UsageError: ``--stop-when-decided`` with ``--shard`` (one line).
+    """
+    given = config.getoption("stop_when_decided")
+    if given and cfg.shard is not None:
+        raise pytest.UsageError(
+            f"--stop-when-decided with --shard {cfg.shard}: a shard decides no gate and its "
+            "sequence would cover its own items only; run the suites whole to stop early"
+        )
+    wanted = cfg.settings.stop_when_decided if given is None else bool(given)
+    return wanted and cfg.shard is None and cfg.rescore is None
+
+
+def stop_ranges(cfg: RunConfig, suite: Suite) -> dict[str, list[float]] | None:
+    """The declared range of each gated metric of ``suite`` when every gate of it can be
+    decided by a confidence sequence (see the module docstring), else None."""
+    gates = [g for g in cfg.gates.thresholds if g.suite == suite.name]
+    ranges = {}
+    for gate in gates:
+        metric = gate.metric.partition("/")[2]
+        if gate.stat == "mean" and suite.knows_metric(metric):
+            low, high = suite.score_range(metric)
+            if math.isfinite(low) and math.isfinite(high) and high > low:
+                ranges[metric] = [float(low), float(high)]
+    regression = cfg.gates.baseline is not None and cfg.gates.max_regression is not None
+    deciding = [g for g in gates if g.stat != "n"]
+    if regression or not deciding or not all(sequential_gate(g, ranges) for g in deciding):
+        return None
+    return ranges
+
+
+def order_items(
+    items: Sequence[Item], seed: int, stratum: str | None, ranges: dict[str, list[float]]
+) -> tuple[list[Item], RunOrder]:
+    """The items with their groups in the order fixed by ``seed`` (a group's items in
+    their own order), and that order for the record.
+
+    Args:
+        items: the suite's selected items.
+        seed: ``--seed``.
+        stratum: the suite's first breakdown attribute, or None.
+        ranges: each gated metric's declared range (:func:`stop_ranges`).
+    """
+    groups: dict[str, list[Item]] = {}
+    for item in items:
+        groups.setdefault(item.group, []).append(item)
+    ordered = sorted(groups, key=lambda g: rank(f"{seed}/{g}"))
+    strata = sorted({str(it.meta.get(stratum)) for it in items}) if stratum else []
+    order = RunOrder(
+        seed=seed, groups=[[it.id for it in groups[g]] for g in ordered], stratum=stratum,
+        strata=strata, ranges=ranges,
+    )  # fmt: skip
+    return [it for g in ordered for it in groups[g]], order
+
+
+def running_order(order: RunOrder, running: Collection[Item]) -> RunOrder:
+    """``order`` cut to the items that really run (after ``-k``, ``-m``, ``--deselect``
+    with ``--allow-subset``: the sequence covers the subset)."""
+    ids = {it.id for it in running}
+    groups = [[i for i in group if i in ids] for group in order.groups]
+    stratum = order.stratum
+    strata = sorted({str(it.meta.get(stratum)) for it in running}) if stratum else []
+    return order.model_copy(update={"groups": [g for g in groups if g], "strata": strata})

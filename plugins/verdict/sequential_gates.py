@@ -1,0 +1,271 @@
+"""Gates decided as a suite's items arrive (``--stop-when-decided``): each gate on a mean
+is decided the first time the anytime-valid confidence sequence of its metric
+(:class:`plugins.verdict.sequential.HedgedCS`) lies wholly on one side of its threshold.
+
+The items run in a random order of their groups (a group: items that share a prompt
+prefix, FDA's document chunk; most suites' groups are single items), so the draws are
+the groups, without replacement from the suite's ``G`` groups. A group's draw is its
+items' scores summed, scaled to the metric's range and divided by the largest group's
+size ``k``: a value in [0, 1] whose mean over the groups is the suite's mean times
+``N / (G k)``, so the sequence of one is the sequence of the other, rescaled (exactly the
+paper's sequence when every group is one item); the bounds are also cut to what the
+items not yet run could still make of the mean. The sequence holds at every ``n`` at
+once, so deciding at the first ``n`` where it clears the threshold keeps each gate's
+error at ``alpha``; and it is the running intersection, so a gate, once decided, stays
+decided. After the last group the bounds are the suite's mean itself: a gate that was
+never decided early is decided at ``n = N`` exactly as a fixed-n gate on the mean.
+
+Before every level of the suite's first breakdown attribute (FDA's keys) has an item, and
+while ``n`` is below a minimum n (``fda:n>=30``), no gate is decided early (a stopping
+rule on what was drawn: the sequence stays valid). A group with a failed item or an
+unscored gated metric ends the sequence: the suite then runs to the end and its gates are
+decided as without ``--stop-when-decided``.
+
+The live run's controller (:mod:`plugins.run.early_stop`) and :func:`plugins.verdict.decide`
+feed the same :class:`SuiteSequence`, one from the arriving items, the other from the
+run record, so both reach the same decision.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from extractbench.plugins.verdict.gates import Gate
+from extractbench.plugins.verdict.sequential import METHOD, HedgedCS
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "RunOrder", "GateSequence", "SuiteSequence", "sequential_gate", "decided_by", "replay",
+]  # fmt: skip
+
+ALPHA = 0.05  # the gates' level: 95%, as their fixed-n intervals
+
+
+class RunOrder(BaseModel):
+    """The order a suite's items ran in (the record's ``suites.NAME.run_order``).
+
+    Attributes:
+        seed: the ``--seed`` the order was drawn with.
+        groups: the item ids of each group, groups in run order.
+        stratum: the breakdown attribute every level of which must have an item before a
+            gate is decided early (the suite's first), or None.
+        strata: that attribute's levels among the suite's items.
+        ranges: ``metric -> [low, high]``: each gated metric's declared range.
+        not_run: the items the early stop left out, in run order (empty when the suite's
+            gates were not all decided before its last item).
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    seed: int
+    groups: list[list[str]]
+    stratum: str | None = None
+    strata: list[str] = Field(default_factory=list)
+    ranges: dict[str, list[float]] = Field(default_factory=dict)
+    not_run: list[str] = Field(default_factory=list)
+
+
+class GateSequence(BaseModel):
+    """How a gate was decided by its sequence (the record's ``gates[].sequence``): the
+    ``n`` scored items of ``population`` behind it, the bounds at that point, their mean,
+    the level and the method."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    method: str
+    level: float
+    n: int
+    population: int
+    low: float
+    high: float
+    mean: float
+
+
+def sequential_gate(gate: Gate, ranges: Mapping[str, Sequence[float]]) -> bool:
+    """Whether ``gate`` can be decided by a sequence: a gate on a mean of a metric whose
+    declared range is finite."""
+    metric = gate.metric.partition("/")[2]
+    bounds = ranges.get(metric)
+    return gate.stat == "mean" and bounds is not None and all(map(math.isfinite, bounds))
+
+
+def _verdict(op: str, threshold: float, low: float, high: float) -> bool | None:
+    """PASS when every mean in [low, high] meets ``op threshold``, FAIL when none does
+    (checked first: an empty interval fails), else None."""
+    meets = {
+        ">=": (low >= threshold, high < threshold),
+        ">": (low > threshold, high <= threshold),
+        "<=": (high <= threshold, low > threshold),
+        "<": (high < threshold, low >= threshold),
+    }
+    passed, failed = meets[op]
+    return False if failed else True if passed else None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A gate decided by its sequence: ``passed`` and the :class:`GateSequence`."""
+
+    passed: bool
+    sequence: GateSequence
+
+
+class SuiteSequence:
+    """The gates of one suite, decided as its groups complete in run order.
+
+    Args:
+        order: the suite's run order.
+        gates: the suite's gates (those that are not :func:`sequential_gate` are kept out;
+            a minimum n among them sets how many items a decision needs).
+        alpha: the error level of each gate.
+    """
+
+    def __init__(self, order: RunOrder, gates: Iterable[Gate], alpha: float = ALPHA) -> None:
+        gates = list(gates)
+        self.order, self.alpha = order, alpha
+        self.gates = [g for g in gates if sequential_gate(g, order.ranges)]
+        # a gate no sequence decides (an interval, a speed figure) needs every item
+        self.others = [g for g in gates if g.stat != "n" and g not in self.gates]
+        self._floor = {
+            g.expression: max((int(m.threshold) for m in gates if m.covers(g.metric)), default=0)
+            for g in self.gates
+        }
+        self._group_of = {i: k for k, group in enumerate(order.groups) for i in group}
+        sizes = [len(group) for group in order.groups]
+        self.population = sum(sizes)
+        self._scale = max(sizes, default=1)
+        self._metrics = sorted({g.metric.partition("/")[2] for g in self.gates})
+        self._cs = {m: HedgedCS(max(len(sizes), 1), alpha) for m in self._metrics}
+        self._sums = dict.fromkeys(self._metrics, 0.0)
+        self._arrived: dict[str, tuple[bool, Mapping[str, float | None], Any]] = {}
+        self._strata_left = set(order.strata) if order.stratum else set()
+        self.next_group = 0
+        self.n = 0
+        self.blocked: str | None = None
+        self.decisions: dict[str, Decision] = {}
+
+    @property
+    def decided(self) -> bool:
+        """Every gate of the suite is decided by its sequence (its other items need not
+        run)."""
+        return (
+            bool(self.gates)
+            and not self.others
+            and all(g.expression in self.decisions for g in self.gates)
+        )
+
+    def add(
+        self, item_id: str, scored: bool, scores: Mapping[str, float | None], meta: Any
+    ) -> None:
+        """An item finished (``scored``: it passed); groups complete in run order are
+        taken into the sequences and their gates checked."""
+        if item_id not in self._group_of or self.blocked or self.decided:
+            return
+        self._arrived[item_id] = (scored, scores, meta)
+        groups = self.order.groups
+        while self.next_group < len(groups) and all(
+            i in self._arrived for i in groups[self.next_group]
+        ):
+            self._take(groups[self.next_group])
+            if self.blocked or self.decided:
+                return
+
+    def _take(self, group: list[str]) -> None:
+        rows = [self._arrived.pop(i) for i in group]
+        if not all(scored for scored, _, _ in rows):
+            self.blocked = "an item of the suite failed"
+            return
+        draws = {}
+        for metric in self._metrics:
+            low, high = self.order.ranges[metric]
+            values = [scores.get(metric) for _, scores, _ in rows]
+            if any(v is None for v in values):
+                self.blocked = f"an item has no {metric} score"
+                return
+            draws[metric] = [(float(v) - low) / (high - low) for v in values]  # type: ignore[arg-type]
+        for metric, values in draws.items():
+            self._sums[metric] += math.fsum(values)
+            self._cs[metric].update(min(1.0, max(0.0, math.fsum(values) / self._scale)))
+        self.n += len(group)
+        self.next_group += 1
+        if self.order.stratum:
+            self._strata_left -= {str((meta or {}).get(self.order.stratum)) for _, _, meta in rows}
+        self._check()
+
+    def bounds(self, metric: str) -> tuple[float, float]:
+        """The sequence of ``metric`` now, in the metric's unit: the groups' bounds rescaled
+        to the items' mean, cut to what the items not yet run could make of it."""
+        cs, total, n, big_n = self._cs[metric], self._sums[metric], self.n, self.population
+        scale = len(self.order.groups) * self._scale / big_n
+        low = max(float(cs.low[0]) * scale, total / big_n)
+        high = min(float(cs.high[0]) * scale, (total + big_n - n) / big_n, 1.0)
+        lo, hi = self.order.ranges[metric]
+        return lo + (hi - lo) * low, lo + (hi - lo) * high
+
+    def _check(self) -> None:
+        complete = self.n >= self.population
+        if not complete and self._strata_left:
+            return
+        for gate in self.gates:
+            if gate.expression in self.decisions or self.n < self._floor[gate.expression]:
+                continue
+            metric = gate.metric.partition("/")[2]
+            low, high = self.bounds(metric)
+            lo, hi = self.order.ranges[metric]
+            mean = lo + (hi - lo) * self._sums[metric] / self.n
+            if complete:
+                low = high = mean  # every item scored: the mean itself
+            passed = _verdict(gate.op, gate.threshold, low, high)
+            if passed is not None:
+                sequence = GateSequence(
+                    method=METHOD, level=1 - self.alpha, n=self.n, population=self.population,
+                    low=low, high=high, mean=mean,
+                )  # fmt: skip
+                self.decisions[gate.expression] = Decision(passed, sequence)
+
+
+def decided_by(decision: Decision, gate: Gate) -> dict[str, Any]:
+    """The record's gate entry (``GateResult.to_dict`` plus ``sequence``) of a gate its
+    sequence decided; the reason says after how many items and on what bounds."""
+    seq = decision.sequence
+    level = f"anytime-valid {seq.level:.0%}"
+    when = (
+        f"decided after {seq.n:,} of {seq.population:,} items: [{seq.low:.4f}, {seq.high:.4f}] "
+        f"({level})"
+        if seq.n < seq.population
+        else f"decided at n = N = {seq.population:,}: the mean of every item ({level} "
+        "sequence not decided earlier)"
+    )
+    return {
+        "expression": gate.expression, "metric": gate.metric, "stat": gate.stat,
+        "op": gate.op, "threshold": gate.threshold, "source": gate.source,
+        "value": seq.mean, "passed": decision.passed,
+        "reason": f"{gate.metric} = {seq.mean:.4f}, required {gate.op} {gate.threshold:g}; {when}",
+        "n": seq.n, "min_n": None, "warning": None, "sequence": seq.model_dump(),
+    }  # fmt: skip
+
+
+def replay(
+    suites: Mapping[str, Any], items: Iterable[Any], gates: Sequence[Gate]
+) -> dict[str, SuiteSequence]:
+    """Each suite of a run record that ran in a random order (``suites.NAME.run_order``),
+    its sequence fed with the record's items as the live run's controller was.
+
+    Args:
+        suites: the record's ``suites`` (``SuiteInfo`` by name).
+        items: the record's item entries (``id``, ``suite``, ``outcome``, ``scores``,
+            ``meta``).
+        gates: the gates the record is decided on.
+    """
+    out = {
+        name: SuiteSequence(info.run_order, [g for g in gates if g.suite == name])
+        for name, info in suites.items()
+        if info.run_order is not None
+    }
+    for it in items:
+        if it.suite in out:
+            out[it.suite].add(it.id, it.outcome == "passed", it.scores, it.meta)
+    return out

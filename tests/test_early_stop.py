@@ -1,0 +1,139 @@
+"""``--stop-when-decided`` end to end (pytester, the fake backend, with and without -n 2):
+a suite stops once its confidence sequences decide every gate, the items left are listed
+as not run, ``--rescore`` and ``extractbench report`` decide the same from the record, and
+a suite the sequence cannot decide early runs every item."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from tests.conftest import PROJECT_ADDOPTS, TOY_CONFTEST, TOY_SUITE, TOY_TEST, read_json, toy_rows
+
+MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
+# 100 documents, every third without its "weight" key: groups of 3 and 4 items (xdist's
+# loadgroup would hand the larger ones out first). The fake answers applicant and size,
+# colour on even documents, never weight: accuracy 250/366.
+ROWS = [r for r in toy_rows(100) if r["key"] != "weight" or int(r["doc"][1:]) % 3]
+ITEMS = len(ROWS)
+MEAN = 250 / ITEMS
+
+
+@pytest.fixture
+def toy100(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeconftest(TOY_CONFTEST)
+    pytester.makepyfile(toy_suite=TOY_SUITE, test_toy=TOY_TEST)
+    data = pytester.mkdir("data")
+    (data / "toy.jsonl").write_text("\n".join(json.dumps(r) for r in ROWS) + "\n")
+    pytester.makepyprojecttoml(f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n")
+    return pytester
+
+
+def run(project: pytest.Pytester, *args: str, name: str = "record.json"):
+    record = project.path / name
+    result = project.runpytest_subprocess(
+        "--backend", "fake", "--data-dir", "data", "--report-json", str(record), *args
+    )
+    return result, (read_json(record) if record.exists() else {})
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_clear_gate_stops_the_suite_and_lists_the_items_not_run(toy100, mode):
+    junit = toy100.path / "junit.xml"
+    result, record = run(
+        toy100, "--stop-when-decided", "--gate", "toy/accuracy>=0.2", f"--junitxml={junit}", *mode
+    )
+    out = result.stdout.str()
+    assert result.ret == 0, out
+    gate = record["gates"][0]
+    sequence = gate["sequence"]
+    assert gate["passed"] is True and sequence["population"] == ITEMS
+    assert sequence["n"] < 100 and sequence["low"] >= 0.2
+    assert f"decided after {sequence['n']} of {ITEMS} items" in gate["reason"]
+    counts, order = record["counts"], record["suites"]["toy"]["run_order"]
+    assert record["complete"] is True and counts["expected"] == ITEMS
+    assert counts["items"] + counts["not_run"] == ITEMS and counts["not_run"] > 250
+    ran = {it["id"] for it in record["items"]}
+    assert len(order["not_run"]) == counts["not_run"] and not ran & set(order["not_run"])
+    # the order is the groups', fixed by the seed: a document's keys stay together, and the
+    # groups ran in that order (those after the decision only while it was being made)
+    groups = order["groups"]
+    assert all(len({i.split("/")[1] for i in group}) == 1 for group in groups)
+    decided = next(k for k in range(len(groups)) if sum(map(len, groups[: k + 1])) >= sequence["n"])
+    last = max(k for k, group in enumerate(groups) if ran & set(group))
+    assert all(set(group) <= ran for group in groups[: decided + 1])
+    assert last <= decided + 6, (decided, last)
+    cases = ET.parse(junit).getroot().iter("testcase")
+    skipped = [c for c in cases if c.find("skipped") is not None]
+    assert len(skipped) == counts["not_run"]
+    assert all("not run: decided early" in c.find("skipped").get("message") for c in skipped)
+    result.stdout.fnmatch_lines(
+        [f"*{counts['not_run']} not run: decided early*", "GATE PASSED  toy/accuracy>=0.2: *"]
+    )
+
+
+def test_rescore_and_report_decide_the_same_from_the_record(toy100, tmp_path):
+    _, first = run(toy100, "--stop-when-decided", "--gate", "toy/accuracy>=0.2")
+    assert first["counts"]["not_run"] > 0
+    result, again = run(
+        toy100, "--rescore", "record.json", "--gate", "toy/accuracy>=0.2", name="again.json"
+    )  # read_json has `extractbench report`'s decision of each record checked too
+    assert result.ret == 0, result.stdout.str()
+    assert again["gates"][0]["reason"] == first["gates"][0]["reason"]
+    assert again["counts"]["not_run"] == first["counts"]["not_run"]
+    assert again["suites"]["toy"]["run_order"] == first["suites"]["toy"]["run_order"]
+
+
+def test_a_threshold_at_the_models_own_accuracy_runs_every_item(toy100):
+    """``--seed 1``: seed 0's order of these 100 documents draws 22 even ones (whose
+    colour the fake gets right) among the first 63, a one-in-ten-thousand draw, and the
+    sequence then decides FAIL early, as it may in at most 5% of orders."""
+    threshold = f"{int(MEAN * 10_000) / 10_000:.4f}"  # 0.6830, the mean rounded down
+    args = ("--stop-when-decided", "--seed", "1", "--gate", f"toy/accuracy>={threshold}")
+    result, record = run(toy100, *args)
+    assert result.ret == 0, result.stdout.str()
+    gate = record["gates"][0]
+    assert record["counts"]["items"] == ITEMS and record["counts"]["not_run"] == 0
+    assert gate["sequence"]["n"] == ITEMS and gate["value"] == pytest.approx(MEAN)
+    assert f"decided at n = N = {ITEMS}" in gate["reason"]
+
+
+def test_the_project_setting_turns_it_on_and_a_flag_off(toy100):
+    toy100.makepyprojecttoml(
+        f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n"
+        '[tool.extractbench]\nstop_when_decided = true\n[tool.extractbench.gates]\n"toy/accuracy" = ">= 0.2"\n'
+    )
+    _, on = run(toy100)
+    assert on["counts"]["not_run"] > 0
+    result, off = run(toy100, "--no-stop-when-decided", name="off.json")
+    assert result.ret == 0 and off["counts"]["items"] == ITEMS
+    assert "run_order" not in off["suites"]["toy"] or off["suites"]["toy"]["run_order"] is None
+
+
+def test_suites_the_sequence_cannot_decide_run_every_item(toy100):
+    """An interval gate (a fixed-n statistic) needs every item; a suite without a gate
+    runs as without the option."""
+    args = ("--stop-when-decided", "--limit", "40")
+    result, record = run(toy100, *args, "--gate", "toy/accuracy:ci_low>=0.2")
+    assert result.ret == 0, result.stdout.str()
+    assert record["counts"]["items"] == 40 and record["suites"]["toy"].get("run_order") is None
+    result, record = run(toy100, *args, name="ungated.json")
+    assert result.ret == 0 and record["counts"]["items"] == 40
+
+
+@pytest.mark.parametrize(
+    ("setting", "args", "says"),
+    [
+        ("", ["--stop-when-decided", "--shard", "1/2"], "--stop-when-decided with --shard 1/2"),
+        ("stop_when_decided = 'yes'", [], "stop_when_decided = 'yes' must be true or false"),
+    ],
+)
+def test_usage_errors_are_one_line(toy100, setting, args, says):
+    toy100.makepyprojecttoml(
+        f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n[tool.extractbench]\n{setting}\n"
+    )
+    result, _ = run(toy100, *args)
+    assert result.ret == 4
+    assert says in result.stderr.str() + result.stdout.str()
