@@ -39,8 +39,8 @@ from extractbench.plugins.run.controller import Controller
 from extractbench.plugins.run.early_stop import EarlyStop
 from extractbench.plugins.run.item_record import ItemRecorder, redact_report, report_entry
 from extractbench.plugins.run.model_command_line import add_hardware_options
-from extractbench.plugins.run.serve_start import ServeStart
 from extractbench.plugins.run.run_order import stops_when_decided
+from extractbench.plugins.run.serve_start import ServeStart
 from extractbench.plugins.run.state import STATE_KEY, RunState
 from extractbench.plugins.run.supervisor import Journal, should_supervise, supervise, take_journal
 from extractbench.plugins.run.worker import Worker

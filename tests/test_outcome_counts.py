@@ -37,7 +37,11 @@ def test_one_count_for_the_record_the_gates_and_junit():
     assert gates["y/a>=0"]["passed"] is True and decision.status != 0
     suite = ET.fromstring(junit_xml(parsed.decided(decision))).find("testsuite")
     cases = {c.get("name"): c for c in suite.iter("testcase")}
-    # the failed item; the undecided gate is no case (JUnit shows decided gates only)
-    assert (suite.get("failures"), suite.get("skipped")) == ("1", "1")
+    # the failed item; the gate its failures left undecided is a skipped case with the reason
+    assert (suite.get("failures"), suite.get("skipped")) == ("1", "2")
+    [gate] = [
+        c for c in suite.iter("testcase") if c.get("classname") == "gate" and c.get("name") == "x/a"
+    ]
+    assert gate.find("skipped").get("message").startswith("gate x/a>=0 not evaluated: 1 of 3")
     assert [child.tag for child in cases["x/2"]] == ["skipped"]
     assert [child.tag for child in cases["x/1"]] == ["failure"]

@@ -14,11 +14,12 @@ import secrets
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from extractbench.plugins.outputs.record_items import Crash, ItemEntry, OtherTest, RecordModel
 from extractbench.plugins.verdict.baseline import Comparison
 from extractbench.plugins.verdict.counts import outcome_counts
 from extractbench.plugins.verdict.sequential_gates import GateSequence, RunOrder
 from extractbench.plugins.verdict.speed import SpeedChange, SpeedStats
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 if TYPE_CHECKING:
     from extractbench.plugins.verdict.decision import Verdict
@@ -33,62 +34,7 @@ SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)  # version 1 records (no selection, no verdict status) still load
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-
-class Crash(_Model):
-    """A process that died from a signal while running an item (``plugins.run.crashes``)."""
-
-    item: str
-    nodeid: str
-    worker: str
-    message: str
-    signal: str | None = None
-    frame: str | None = None
-    library: str | None = None
-    fault_report: str = ""
-
-
-class OtherTest(_Model):
-    """A test that is not a benchmark item (a plain test collected beside the suites)."""
-
-    nodeid: str
-    outcome: Literal["passed", "failed", "skipped"]
-    duration_s: float = 0.0
-    error: str | None = None
-
-
-class ItemEntry(_Model):
-    """One benchmark item: its prompt digest, the model's answer, its scores.
-
-    ``scores`` maps a metric name (without the ``suite/`` prefix) to a value (None: not
-    computed for this item, kept out of the mean); ``prompt_tail`` is the prompt's end
-    (the question or cue, at most ``plugins.run.item_record.PROMPT_TAIL`` characters: the record keeps no whole
-    prompt), ``prompt_chars`` its length; ``calls`` logs every model call
-    (``--rescore`` answers from it); ``details`` holds the suite's own facts.
-    """
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    id: str
-    suite: str
-    group: str = ""
-    prompt_sha256: str = ""
-    prompt_tail: str = ""
-    prompt_chars: int | None = None
-    prediction: Any = None
-    reference: Any = None
-    scores: dict[str, float | None] = Field(default_factory=dict)
-    tokens: dict[str, int] = Field(default_factory=dict)
-    latency_s: float | None = None
-    meta: dict[str, Any] = Field(default_factory=dict)
-    details: dict[str, Any] = Field(default_factory=dict)
-    calls: list[dict[str, Any]] = Field(default_factory=list)
-    outcome: Literal["passed", "failed", "skipped"] = "passed"
-    test: str | None = None
-    error: str | None = None
-    stop: dict[str, str] | None = None
+_Model = RecordModel
 
 
 class LimitInfo(_Model):

@@ -14,14 +14,12 @@ from typing import Any
 import pytest
 from extractbench.fixtures.models.model_options import ModelOptions
 from extractbench.plugins.outputs.ctrf import ci_run_id
-from extractbench.plugins.outputs.exports import ExportError, parse_exports
-from extractbench.plugins.outputs.paths import path_problems
 from extractbench.plugins.outputs.record import RunRecord, new_run_id
 from extractbench.plugins.outputs.record_io import RecordError, load_record
-from extractbench.plugins.outputs.step_summary import step_summary_target
 from extractbench.plugins.outputs.write import Targets
 from extractbench.plugins.run.command_suites import selected_suites
 from extractbench.plugins.run.model_config import model_options
+from extractbench.plugins.run.output_targets import output_targets
 from extractbench.plugins.run.project_config import (
     Settings,
     SettingsError,
@@ -224,48 +222,6 @@ def _max_slowdown(config: pytest.Config, has_baseline: bool) -> float | None:
         raise pytest.UsageError(str(exc)) from None
 
 
-def _targets(
-    config: pytest.Config, run_id: str, rescore_path: str | None, taken: Mapping[str, str | None]
-) -> Targets:
-    option = config.getoption("report_json")
-    record = Path(option) if option else config.rootpath / "reports" / f"{run_id}.json"
-    md = config.getoption("summary_md")
-    targets = Targets(
-        record=record,
-        junit=Path(taken["junit"]) if taken.get("junit") else None,
-        html=Path(taken["html"]) if taken.get("html") else None,
-        markdown=Path(md) if md else None,
-        plots=config.getoption("report_plots") == "on",
-        **_export_targets(config),
-    )
-    problems = path_problems(
-        [("--baseline", config.getoption("baseline")), ("--rescore", rescore_path)],
-        [("--report-json", record), ("--junitxml", targets.junit), ("--html", targets.html),
-         ("--summary-md", targets.markdown), ("--ctrf", targets.ctrf),
-         # pytest-benchmark's, where installed: it writes the run's speed (outputs/benchmark_json.py)
-         ("--benchmark-json", config.getoption("benchmark_json", None))],
-        [("--export every-eval-ever", targets.every_eval_ever)],
-    )  # fmt: skip
-    if problems:
-        raise pytest.UsageError("\n".join(problems))
-    return targets
-
-
-def _export_targets(config: pytest.Config) -> dict[str, Any]:
-    """The exports, the step summary and the CTRF run of :class:`Targets`."""
-    try:
-        exports = parse_exports(config.getoption("export"), config.getoption("ctrf"))
-    except ExportError as exc:
-        raise pytest.UsageError(str(exc)) from None
-    return {
-        "ctrf": exports.get("ctrf"),
-        "every_eval_ever": exports.get("every-eval-ever"),
-        "step_summary": step_summary_target(disabled=config.getoption("no_step_summary")),
-        "ctrf_run_id": config.getoption("ctrf_run_id"),
-        "ci_run_id": ci_run_id(),
-    }
-
-
 def _progress(config: pytest.Config) -> float:
     seconds = config.getoption("progress")
     if not math.isfinite(seconds) or seconds < 0:
@@ -320,7 +276,7 @@ def run_config(
         data_dir=config.getoption("data_dir"),
         offline=bool(config.getoption("offline")),
         mirror=config.getoption("mirror"),
-        targets=_targets(config, run_id, rescore_path, taken),
+        targets=output_targets(config, run_id, rescore_path, taken),
         argv=tuple(config.invocation_params.args),
         ctrf_run_id=config.getoption("ctrf_run_id") or ci_run_id(),
         progress_s=_progress(config),

@@ -10,9 +10,7 @@ to :func:`plugins.run.finish.finish_run`. Workers only hand their suite facts ov
 from __future__ import annotations
 
 import shutil
-import signal
 import tempfile
-import threading
 import time
 from contextlib import nullcontext
 from pathlib import Path
@@ -20,7 +18,6 @@ from typing import Any
 
 import pytest
 from extractbench.fixtures.models.core_share import CORE_SHARE_KEY, shares_cores
-from extractbench.fixtures.models.redact import redact_text
 from extractbench.fixtures.plugin import ModelSetup, workers
 from extractbench.plugins.outputs.record import Crash, ItemEntry, OtherTest
 from extractbench.plugins.outputs.terminal import summary_lines
@@ -35,7 +32,9 @@ from extractbench.plugins.run.crashes import (
 )
 from extractbench.plugins.run.data import prepare_data, select_suites
 from extractbench.plugins.run.finish import finish_run, is_benchmark_run
+from extractbench.plugins.run.item_record import error_line, item_id_of
 from extractbench.plugins.run.progress import Heartbeat, Progress
+from extractbench.plugins.run.signals import StopSignals
 from extractbench.plugins.run.state import USAGE_PREFIX, RunState, SuiteFacts
 from extractbench.suites.files import path_kind
 from extractbench.suites.locks import OutputBusy, OutputLocks
@@ -43,20 +42,6 @@ from extractbench.suites.locks import OutputBusy, OutputLocks
 __all__ = ["Controller", "WORKER_OUTPUT_KEY"]
 
 WORKER_OUTPUT_KEY = "extractbench_suites"
-
-
-def _item_id(nodeid: str) -> str:
-    """``suites/fda/test_fda.py::test_fda[fda/K1/c0/key]@group`` -> ``fda/K1/c0/key``."""
-    head = nodeid.rsplit("@", 1)[0] if nodeid.rfind("@") > nodeid.rfind("]") else nodeid
-    return head[head.find("[") + 1 : -1] if head.endswith("]") and "[" in head else head
-
-
-def _error_line(report: pytest.TestReport) -> str:
-    crash = getattr(report.longrepr, "reprcrash", None)
-    if crash is not None:
-        line = f"{crash.path}:{crash.lineno}: {str(crash.message).strip().splitlines()[0]}"
-        return redact_text(line)[:1000]  # redacted before it is cut
-    return redact_text("\n".join(str(report.longrepr or "").strip().splitlines()[-3:]))[:1000]
 
 
 class Controller:
@@ -69,12 +54,7 @@ class Controller:
         self.config, self.cfg, self.state, self.setup = config, cfg, state, setup
         self.session: pytest.Session | None = None
         self.written: Written | None = None
-        self._finishing = False
-        self._handlers: dict[int, Any] = {}
-        if threading.current_thread() is threading.main_thread():
-            self._handlers = {
-                sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGINT, signal.SIGTERM)
-            }
+        self.signals = StopSignals()  # the first ends the run, later ones are absorbed
         # where each process that runs items writes its faulthandler report
         # (plugins/run/crashes.py); a supervised run (plugins/run/supervisor.py) gives its journal
         self._own_fault_dir = journal is None
@@ -108,24 +88,9 @@ class Controller:
                 reporter.write("\n")  # after the progress dots of -q and xdist
             reporter.write_line(line)
 
-    def _on_signal(self, signum: int, frame: Any) -> None:
-        """Ctrl-C (SIGINT) and SIGTERM (timeout, CI cancellation, Kubernetes) end the run:
-        the finished items are recorded, the workers stopped, exit 2. A signal after the
-        first, or one while the outputs are being written, is absorbed: a second Ctrl-C
-        must not break off the shutdown that writes the record (it would end in a
-        traceback, exit 130, with no record saying the run was interrupted)."""
-        name = signal.Signals(signum).name
-        if self.state.signal is not None or self._finishing:
-            self.state.signal = self.state.signal or name
-            return
-        self.state.signal = name
-        raise KeyboardInterrupt(name)
-
     def pytest_unconfigure(self) -> None:
         self.output_locks.release()
-        for sig, handler in self._handlers.items():
-            signal.signal(sig, handler)
-        self._handlers = {}
+        self.signals.release()
         if self._own_fault_dir:
             shutil.rmtree(self.fault_dir, ignore_errors=True)
         if self.core_share is not None:
@@ -210,7 +175,7 @@ class Controller:
         )
         fault = getattr(report, "extractbench_fault", None) or read_fault(self.fault_dir, worker)
         message = crash_message(worker, crashitem, fault)
-        item_id = _item_id(crashitem)
+        item_id = item_id_of(crashitem)
         self.state.crashes.append(
             Crash(item=item_id, nodeid=crashitem, worker=worker, message=message,
                   signal=fault.get("signal"), frame=fault.get("frame"),
@@ -230,7 +195,7 @@ class Controller:
         """A test that is not an item (a plain test beside the suites): its outcome."""
         if report.nodeid.startswith(("gate::", "regression::")) or "suite" in report.keywords:
             return  # a verdict case, or a suite's test without items (an empty selection)
-        if _item_id(report.nodeid) in self.state.crashed_ids:
+        if item_id_of(report.nodeid) in self.state.crashed_ids:
             return
         seen = self.state.other_tests.get(report.nodeid)
         if report.when == "call" or report.failed or (report.skipped and seen is None):
@@ -240,7 +205,7 @@ class Controller:
                 nodeid=report.nodeid,
                 outcome="failed" if report.failed else report.outcome,
                 duration_s=round(float(report.duration), 3),
-                error=_error_line(report) if report.failed else None,
+                error=error_line(report) if report.failed else None,
             )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -270,8 +235,8 @@ class Controller:
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         value = excinfo.value
-        if self.state.signal:
-            self.state.interrupted = self.state.signal
+        if self.signals.received:
+            self.state.interrupted = self.signals.received
         elif type(value) is KeyboardInterrupt or "keyboard-interrupt" in str(value):
             self.state.interrupted = "SIGINT"  # Ctrl-C here, or in a worker (xdist says so)
         # else: pytest's or xdist's Interrupted for a stop we asked for or collection errors
@@ -300,11 +265,11 @@ class Controller:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        self._finishing = True
-        if self.state.signal and not self.state.interrupted:
+        self.signals.finishing = True
+        if self.signals.received and not self.state.interrupted:
             # caught by our handler, whatever became of the KeyboardInterrupt it raised
             # (xdist turns a worker's into its own Interrupted)
-            self.state.interrupted = self.state.signal
+            self.state.interrupted = self.signals.received
         if self.heartbeat is not None:
             self.heartbeat.stop()
         if self.config.option.collectonly or not is_benchmark_run(self.config, self.state):

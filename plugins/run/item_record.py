@@ -15,7 +15,9 @@ from extractbench.suites.protocol import ItemResult, generate
 
 PROMPT_TAIL = 400  # characters of each prompt's end the record keeps (the per-item view)
 
-__all__ = ["ItemRecorder", "json_safe", "report_entry", "redact_report"]
+__all__ = [
+    "ItemRecorder", "json_safe", "report_entry", "redact_report", "error_line", "item_id_of",
+]  # fmt: skip
 
 _METRIC_RE = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
 
@@ -158,7 +160,13 @@ class ItemRecorder:
         }
 
 
-def _error_line(report: pytest.TestReport) -> str:
+def item_id_of(nodeid: str) -> str:
+    """``suites/fda/test_fda.py::test_fda[fda/K1/c0/key]@group`` -> ``fda/K1/c0/key``."""
+    head = nodeid.rsplit("@", 1)[0] if nodeid.rfind("@") > nodeid.rfind("]") else nodeid
+    return head[head.find("[") + 1 : -1] if head.endswith("]") and "[" in head else head
+
+
+def error_line(report: pytest.TestReport) -> str:
     """``file:line: ExcType: message`` (the message's first lines) of a failed report,
     redacted before it is cut (no part of a secret is kept)."""
     crash = getattr(report.longrepr, "reprcrash", None)
@@ -199,7 +207,7 @@ def report_entry(
     entry["outcome"] = report.outcome
     entry["test"] = report.nodeid  # its JUnit name
     if report.failed:
-        entry["error"] = _error_line(report)
+        entry["error"] = error_line(report)
         if call.excinfo is not None and call.excinfo.errisinstance(RunStopper):
             entry["stop"] = {"kind": call.excinfo.value.kind, "message": str(call.excinfo.value)}
     return entry

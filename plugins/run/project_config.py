@@ -12,18 +12,23 @@ silently. Any config file may also list gates under the ini option ``extractbenc
 from __future__ import annotations
 
 import difflib
-import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from extractbench.plugins.run.project_table import (
+    ProjectTable,
+    SettingsError,
+    project_table,
+    read_project_table,
+    top_level_gates,
+)
 from extractbench.plugins.verdict.counts import DATA_FIGURES
 from extractbench.plugins.verdict.gates import Gate, GateError, gates_from_config, parse_gate
 from extractbench.plugins.verdict.speed import SPEED_METRICS
 from extractbench.suites.item import DataError
 from extractbench.suites.registry import Registry
-from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 
 __all__ = [
     "Settings",
@@ -39,10 +44,6 @@ __all__ = [
     "unknown_limits",
     "project_pyprojects",
 ]
-
-
-class SettingsError(ValueError):
-    """A config file or an option holds a value the harness cannot use (one line)."""
 
 
 @dataclass(frozen=True)
@@ -91,97 +92,6 @@ def parse_suite_options(texts: Sequence[str]) -> dict[str, dict[str, str]]:
             )
         out.setdefault(suite, {})[key] = value.strip()
     return out
-
-
-class ProjectTable(BaseModel):
-    """``[tool.extractbench]`` of a TOML file, read and validated whole: an unknown key or
-    table, or a value of the wrong type, is one line (exit 4), so a typo (``gatez``) never
-    drops a release gate.
-
-    Attributes:
-        gates: ``"suite/metric[:stat]" = "<op> NUMBER"`` (:func:`gates_from_config`).
-        limits: suite -> default item cap (a positive integer).
-        options: suite -> its options' table (each parsed by the suite's typed options).
-    """
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    gates: dict[str, str] = Field(default_factory=dict)
-    limits: dict[str, PositiveInt] = Field(default_factory=dict)
-    options: dict[str, dict[str, Any]] = Field(default_factory=dict)
-
-
-# what each key holds, and each of its entries, for the one-line message
-_EXPECTED = {
-    "gates": ("a table of gates", "a string such as '>= 0.25'"),
-    "limits": ("a table of default item caps", "a positive integer such as 100"),
-    "options": ("a table of suite tables", "a table of the suite's options"),
-}
-
-
-def _problem(error: Mapping[str, Any], table: Mapping[str, Any]) -> str:
-    """One line for one of pydantic's errors in ``[tool.extractbench]``."""
-    loc = [str(part) for part in error["loc"]]
-    key = loc[0] if loc else ""
-    if error["type"] == "extra_forbidden":
-        known = list(ProjectTable.model_fields)
-        close = difflib.get_close_matches(key, known, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        return f"unknown key {key!r}{hint}; known keys: {', '.join(known)}"
-    whole, entry = _EXPECTED[key]
-    if len(loc) == 1:
-        return f"{key} = {table.get(key)!r}: must be {whole}, e.g. [tool.extractbench.{key}]"
-    value: Any = table
-    for part in loc[:2]:
-        value = value.get(part) if isinstance(value, Mapping) else None
-    return f"{key}.{loc[1]} = {value!r}: must be {entry}"
-
-
-def _top_gates(path: Path) -> dict[str, str]:
-    """A gates file's top-level ``[gates]`` table (where it has no
-    ``[tool.extractbench.gates]``), validated as ``[tool.extractbench]``'s.
-
-    Raises:
-        SettingsError: see :func:`project_table`.
-    """
-    gates = _toml(path).get("gates", {})
-    return project_table({"gates": gates}, str(path), heading="(top level)").gates
-
-
-def project_table(table: Any, source: str, heading: str = "[tool.extractbench]") -> ProjectTable:
-    """``[tool.extractbench]`` (a TOML table already read) as a :class:`ProjectTable`.
-
-    Raises:
-        SettingsError: ``SOURCE [tool.extractbench]: ...`` naming the first unknown key
-            (with a close match) or wrong value.
-    """
-    if not isinstance(table, Mapping):
-        raise SettingsError(f"{source}: tool.extractbench = {table!r}: must be a table")
-    try:
-        return ProjectTable.model_validate(dict(table))
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        raise SettingsError(f"{source} {heading}: {_problem(first, table)}") from None
-
-
-def _toml(path: Path) -> dict[str, Any]:
-    try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise SettingsError(f"{path}: cannot be read as TOML ({exc})") from None
-
-
-def read_project_table(path: Path) -> ProjectTable:
-    """The validated ``[tool.extractbench]`` of the TOML file ``path`` (empty when it has
-    none): the one reader of every config source (the file pytest loaded, ``--gates-file``,
-    the project files a run warns about, ``extractbench suites``).
-
-    Raises:
-        SettingsError: unreadable TOML, or see :func:`project_table`.
-    """
-    tool = _toml(path).get("tool", {})
-    table = tool.get("extractbench", {}) if isinstance(tool, Mapping) else {}
-    return project_table(table, str(path))
 
 
 def project_defaults(place: Path) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
@@ -254,7 +164,7 @@ def read_settings(
         if not gates_file.is_file():
             raise SettingsError(f"--gates-file {gates_file}: no such file")
         path = gates_file.resolve()
-        file_table = read_project_table(path).gates or _top_gates(path)
+        file_table = read_project_table(path).gates or top_level_gates(path)
         if not file_table:
             raise SettingsError(
                 f"--gates-file {gates_file}: no [tool.extractbench.gates] or [gates] table"
@@ -285,12 +195,7 @@ def read_settings(
                 f"run does not apply: pytest loaded {source}; run with -c {project} or "
                 f"--gates-file {project}"
             )
-    stop = table.get("stop_when_decided", False)
-    if not isinstance(stop, bool):
-        raise SettingsError(
-            f"{source} [tool.extractbench]: stop_when_decided = {stop!r} must be true or false"
-        )
-    return Settings(gates, limits, options, gates_from, warnings, stop)
+    return Settings(gates, limits, options, gates_from, warnings, table.stop_when_decided)
 
 
 def unknown_gates(gates: Sequence[Gate], registry: Registry) -> list[str]:

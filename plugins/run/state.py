@@ -54,7 +54,7 @@ class RunState:
         crashes: the record's entries of the processes that died running an item;
             ``crashed_ids`` their items.
         usage_errors: one line each (exit 4).
-        interrupted: ``SIGINT`` or ``SIGTERM``; ``signal``: the one our handler caught.
+        interrupted: ``SIGINT`` or ``SIGTERM``, when one ended the run.
         stopped: why the run was stopped early (circuit breaker, ...).
         decided_early: ``--stop-when-decided``: suite -> how every gate of it was decided
             (its items not started are not run).
@@ -80,7 +80,6 @@ class RunState:
     crashes: list[Crash] = field(default_factory=list)
     crashed_ids: set[str] = field(default_factory=set)
     interrupted: str | None = None
-    signal: str | None = None
     stopped: str | None = None
     decided_early: dict[str, str] = field(default_factory=dict)
     data: dict[str, Any] = field(default_factory=dict)

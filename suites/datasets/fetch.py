@@ -232,7 +232,8 @@ def _downloader(size: int) -> Callable[..., None]:
                 client.stream("GET", url) as response,
             ):
                 response.raise_for_status()
-                with open(output_file, "wb") as fh:
+                # unbuffered: what arrived is in the staged file even if the process is killed
+                with open(output_file, "wb", buffering=0) as fh:
                     for chunk in response.iter_bytes():
                         fh.write(chunk)
         except httpx.ConnectTimeout:

@@ -25,13 +25,12 @@ from typing import Any
 
 from extractbench.suites import item as item_module
 from extractbench.suites.derived_cache import cached_json, digest_of
-from extractbench.suites.files import UserFiles, data_file, distinct_ids, inside, read_text
-from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
-from extractbench.suites.jsonl import iter_jsonl
-from extractbench.suites.links import docs_url
+from extractbench.suites.files import UserFiles, read_text
+from extractbench.suites.item import DataError, Item, SuiteData
 from extractbench.suites.meteor import wordnet_status
 from extractbench.suites.minea.collisions import check_infusion, select_needles
 from extractbench.suites.minea.encoder import MINILM, resolve_encoder
+from extractbench.suites.minea.haystacks import MANIFEST, find_haystacks
 from extractbench.suites.minea.infusion import infuse
 from extractbench.suites.minea.names import contains_phrase, name_key, normalise
 from extractbench.suites.minea.needlegen import template_header, template_needles
@@ -51,7 +50,6 @@ __all__ = ["MANIFEST", "load_items", "needle_set", "deal", "pick_decoys"]
 
 DEFAULTS = MineaOptions()  # the suite's options when a caller gives none
 
-MANIFEST = "minea/haystacks_manifest.jsonl"
 WINDOW = 64  # needles of the dealing order a document may take from
 
 
@@ -119,65 +117,6 @@ def deal(needles: Sequence[Needle], seed: int) -> list[Needle]:
     for round_ in range(max(len(q) for q in queues)):
         order += [q[round_] for q in queues if round_ < len(q)]
     return order
-
-
-def _haystacks(
-    data_dir: Path | None, opts: MineaOptions
-) -> tuple[list[tuple[str, Path, str]], str | dict[str, Any]]:
-    """The haystacks as (doc_id, path, panel): the data folder's manifest, or every ``.txt``
-    and ``.md`` file under the user's ``documents`` folder (doc_id: its path there without
-    the suffix); and what the record says of them.
-
-    Raises:
-        DataMissing: no manifest in the data folder.
-        DataError: a manifest line lacks a field or leaves the folder; ``documents`` is not
-            a folder or holds no such file; a document a link leads out of the folder (or
-            ``minea.root``), or over ``minea.max_file_mb``.
-    """
-    documents = opts.documents
-    if documents is not None:
-        folder = Path(documents).expanduser()
-        if not folder.is_dir():
-            raise DataError(f"minea.documents={documents}: no such folder")
-        files = sorted(
-            p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in (".txt", ".md")
-        )
-        if not files:
-            raise DataError(f"minea.documents={documents}: no .txt or .md document in it")
-        limits = UserFiles.of(opts, "minea", folder)
-        for p in files:
-            limits.path(p.relative_to(folder), f"minea.documents={documents}")
-            limits.check_size(p)
-        found = [("_".join(p.relative_to(folder).with_suffix("").as_posix().split()), p, "")
-                 for p in files]  # fmt: skip
-        distinct_ids(
-            [(doc_id, p) for doc_id, p, _ in found], f"minea.documents={documents}", folder
-        )
-        # read_text: an unreadable or non-UTF-8 file is one DataError naming it
-        digest = digest_of(part for doc_id, p, _ in found for part in (doc_id, read_text(p)))
-        return found, {"documents": str(folder.resolve()), "files": len(found), "sha256": digest}
-    if data_dir is None:
-        raise DataMissing(
-            f"no data folder and no minea.documents (see {docs_url('docs/data.md#minea')})"
-        )
-    manifest = data_file(data_dir, MANIFEST)
-    if not manifest.is_file():
-        raise DataMissing(f"{manifest} not found (see {docs_url('docs/data.md#minea')})")
-    found = []
-    for lineno, row in iter_jsonl(manifest):
-        try:
-            doc_id, rel, panel = str(row["doc_id"]), str(row["file"]), str(row.get("panel", ""))
-        except KeyError as exc:
-            raise DataError(f"{manifest}:{lineno}: lacks {exc}") from None
-        path = inside(
-            manifest.parent.parent,
-            str(Path(manifest.parent.name) / rel),
-            f"{manifest}:{lineno}: file",
-        )
-        found.append((doc_id, path, panel))
-    note = ("53 public FDA 510(k) documents as haystacks (docs/data.md#minea), substituting "
-            "for the paper's internal business documents")  # fmt: skip
-    return found, note
 
 
 @functools.cache
@@ -279,7 +218,7 @@ def load_items(data_dir: Path | None, opts: MineaOptions = DEFAULTS) -> SuiteDat
         encoder = resolve_encoder(opts.encoder)
     except ValueError as exc:
         raise DataError(str(exc)) from None
-    haystacks, data_note = _haystacks(data_dir, opts)
+    haystacks, data_note = find_haystacks(data_dir, opts)
     schema = load_schema(opts.schema_file)
     texts = [read_text(path) for _, path, _ in haystacks]
     built = cached_json(
