@@ -127,7 +127,7 @@ def test_suites_the_sequence_cannot_decide_run_every_item(toy100):
     ("setting", "args", "says"),
     [
         ("", ["--stop-when-decided", "--shard", "1/2"], "--stop-when-decided with --shard 1/2"),
-        ("stop_when_decided = 'yes'", [], "stop_when_decided = 'yes' must be true or false"),
+        ("stop_when_decided = 'yes'", [], "stop_when_decided = 'yes': must be true or false"),
     ],
 )
 def test_usage_errors_are_one_line(toy100, setting, args, says):

@@ -65,7 +65,9 @@ def without(facts: dict, keys: tuple[str, ...]) -> dict:
     return {k: v for k, v in facts.items() if k not in keys}
 
 
-def test_a_worker_loads_as_one_process_does_and_only_gpus_names_the_device(toy):
+def test_a_worker_loads_as_one_process_does_and_only_gpus_names_the_device(toy, monkeypatch):
+    # a single process names its file "main": not the xdist worker this test may run in
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     toy.makeconftest(TOY_CONFTEST + RECORD_LOAD)
     single = loads(toy, "-n", "0")["main"]
     assert single["n_gpu_layers"] == -1 and "main_gpu" not in single

@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
+from extractbench.suites import safe_json
+
 __all__ = [
     "CHUNK_TOKENS",
     "Tokenizer",
@@ -135,14 +137,14 @@ def chunk_apart(
     if done.returncode != 0:
         tail = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
         raise ChunkingError(tail.removeprefix("ChunkingError: "))
-    out = json.loads(done.stdout)
+    out = safe_json.loads(done.stdout)
     return {k: [(int(a), int(b)) for a, b in v] for k, v in out["spans"].items()}, out["tokenizer"]
 
 
 def _child() -> int:
     """``python -m extractbench.suites.fda.chunking``: JSON ``{"model", "sha256", "docs"}``
     on stdin, ``{"tokenizer", "spans"}`` on stdout; a chunking error on stderr, exit 3."""
-    request = json.loads(sys.stdin.read())
+    request = safe_json.loads(sys.stdin.read())
     tokenizer = GemmaTokenizer(Path(request["model"]), request["sha256"])
     try:
         spans = {doc: chunk_spans(text, tokenizer) for doc, text in sorted(request["docs"].items())}
