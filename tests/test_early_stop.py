@@ -75,8 +75,16 @@ def test_a_clear_gate_stops_the_suite_and_lists_the_items_not_run(toy100, mode):
 
 
 def test_rescore_and_report_decide_the_same_from_the_record(toy100, tmp_path):
-    _, first = run(toy100, "--stop-when-decided", "--gate", "toy/accuracy>=0.2")
+    page = toy100.path / "report.html"
+    _, first = run(toy100, "--stop-when-decided", "--gate", "toy/accuracy>=0.2", f"--html={page}")
     assert first["counts"]["not_run"] > 0
+    # the page gives the sequence in words, never as the record's object
+    seq, html = first["gates"][0]["sequence"], page.read_text(encoding="utf-8")
+    assert (
+        f"[{seq['low']:.4f}, {seq['high']:.4f}] after {seq['n']:,} of {seq['population']:,} items"
+        in html
+    )
+    assert "method&#39;:" not in html and "'method':" not in html
     result, again = run(
         toy100, "--rescore", "record.json", "--gate", "toy/accuracy>=0.2", name="again.json"
     )  # read_json has `extractbench report`'s decision of each record checked too

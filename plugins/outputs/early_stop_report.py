@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from extractbench.plugins.outputs.record import RunRecord
+from extractbench.plugins.outputs.record import GateSequence, RunRecord
 
-__all__ = ["NotRun", "not_run_items", "decided_lines", "NOT_RUN"]
+__all__ = ["NotRun", "not_run_items", "decided_lines", "sequence_text", "NOT_RUN"]
 
 NOT_RUN = "not run: decided early"
 
@@ -58,3 +58,13 @@ def decided_lines(record: RunRecord) -> list[str]:
         if g.sequence is not None and g.passed
     ]
     return lines
+
+
+def sequence_text(seq: GateSequence) -> str:
+    """A gate's sequence in words: its method and level, and its bounds and mean after the
+    items behind the decision, e.g. ``hedged capital, ... (Waudby-Smith & Ramdas), 95%:
+    [0.3046, 0.6886] after 216 of 1,607 items, their mean 0.4352``."""
+    return (
+        f"{seq.method}, {seq.level:.0%}: [{seq.low:.4f}, {seq.high:.4f}] after {seq.n:,} of "
+        f"{seq.population:,} items, their mean {seq.mean:.4f}"
+    )

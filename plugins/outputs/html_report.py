@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from extractbench.plugins.outputs.early_stop_report import not_run_items
+from extractbench.plugins.outputs.early_stop_report import not_run_items, sequence_text
 from extractbench.plugins.outputs.html_items import as_text, item_rows, score_text
 from extractbench.plugins.outputs.metric_facts import MetricFacts
 from extractbench.plugins.outputs.record import Aggregate, GateEntry, RunRecord
@@ -64,9 +64,12 @@ def _gate_rows(record: RunRecord, facts: MetricFacts) -> list[dict[str, Any]]:
         agg: Aggregate | None = record.aggregates.get(gate.metric)
         word = {True: "PASS", False: "FAIL", None: "NOT DECIDED"}[gate.passed]
         suite, _, metric = gate.metric.partition("/")
+        extra = _extra(gate, _GATE_FIELDS)
+        if gate.sequence is not None:  # in words, not as the record's object
+            extra["sequence"] = sequence_text(gate.sequence)
         rows.append(
             {"gate": gate, "word": word, "agg": agg, "suite": suite, "metric": metric,
-             "extra": _extra(gate, _GATE_FIELDS),
+             "extra": extra,
              "self_judged": gate.metric in facts.self_judged}
         )  # fmt: skip
     return rows
