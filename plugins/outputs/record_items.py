@@ -49,8 +49,6 @@ class ItemEntry(RecordModel):
     (``--rescore`` answers from it); ``details`` holds the suite's own facts.
     """
 
-    model_config = ConfigDict(extra="forbid", strict=True)
-
     id: str
     suite: str
     group: str = ""
