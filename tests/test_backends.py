@@ -452,3 +452,16 @@ def test_credentials_in_the_base_url_reach_no_output(toy, server, mode, monkeypa
     assert {"openai.json", "junit.xml", "report.html", "summary.md"} <= {p.name for p in written}
     for text in outputs + [p.read_bytes().decode("latin-1") for p in written]:
         assert SECRET_PASS not in text and SECRET_KEY not in text
+
+
+def test_a_spec_without_a_repacking_decision_lets_the_backend_decide_it(monkeypatch):
+    """A llama.cpp spec built without ``--weight-repack``'s decision (a test's, a script's)
+    must not load repacked weights, which crash AMX CPUs: the backend decides as ``auto``."""
+    import extractbench.fixtures.models.llama_cpp as llama_cpp
+    from extractbench.fixtures.models import ModelSpec, kinds
+
+    seen: dict = {}
+    monkeypatch.setattr(llama_cpp, "LlamaCppBackend", lambda *args, **kwargs: seen.update(kwargs))
+    monkeypatch.setattr(kinds, "_llama_n_ctx", lambda spec, items: 512)
+    kinds._llama_load(ModelSpec("llama-cpp", default_model_path(), 0, 1, default=True), [])
+    assert "repack" in seen and seen["repack"] is None
