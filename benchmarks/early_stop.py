@@ -33,7 +33,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from extractbench.plugins.outputs.record_io import load_record  # noqa: E402
+from extractbench.plugins.record import load_record  # noqa: E402
 from extractbench.plugins.run.run_order import order_items  # noqa: E402
 from extractbench.plugins.verdict.gates import parse_gate  # noqa: E402
 from extractbench.plugins.verdict.sequential import HedgedCS  # noqa: E402

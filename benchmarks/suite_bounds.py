@@ -51,8 +51,7 @@ sys.path.insert(0, str(ROOT))
 from extractbench.fixtures.data import require_data_dir  # noqa: E402
 from extractbench.fixtures.models import ModelSpec, load_backend  # noqa: E402
 from extractbench.fixtures.models.wrappers import ReplayBackend  # noqa: E402
-from extractbench.plugins.outputs.record import RunRecord  # noqa: E402
-from extractbench.plugins.outputs.record_io import load_record  # noqa: E402
+from extractbench.plugins.record import RunRecord, load_record  # noqa: E402
 from extractbench.suites.model import ModelError, ModelInfo  # noqa: E402
 from extractbench.suites.model_files import default_model_path  # noqa: E402
 from extractbench.suites.protocol import Models  # noqa: E402

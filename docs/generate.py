@@ -56,7 +56,7 @@ def _suite_options() -> str:
 
 
 def _record_schema() -> str:
-    from extractbench.plugins.outputs.record_io import record_schema
+    from extractbench.plugins.record import record_schema
 
     return "```json\n" + json.dumps(record_schema(), indent=1) + "\n```\n"
 

@@ -192,8 +192,7 @@ def read_json(path: Path) -> dict:
 def decide_facts(*gates: str, **facts: object):  # noqa: ANN201 - a plugins.verdict.Verdict
     """``plugins.verdict.decide`` on a record made of ``facts`` (every other field its
     default), gated on the ``gates`` expressions, with the record's own selection."""
-    from extractbench.plugins.outputs.record import SCHEMA_VERSION
-    from extractbench.plugins.outputs.record_io import parse_record
+    from extractbench.plugins.record import SCHEMA_VERSION, parse_record
     from extractbench.plugins.verdict.decision import GateSet
     from extractbench.plugins.verdict.gates import parse_gate
 
@@ -210,7 +209,7 @@ def check_record(data: dict) -> None:
     """Assert a run record's schema and that ``report``'s decision agrees with it."""
     import jsonschema
     from extractbench.plugins.cli.merge import record_gates
-    from extractbench.plugins.outputs.record_io import parse_record, record_schema
+    from extractbench.plugins.record import parse_record, record_schema
     from extractbench.plugins.verdict.decision import GateSet
 
     from extractbench import plugins

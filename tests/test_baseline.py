@@ -6,7 +6,7 @@ import json
 
 import pytest
 from extractbench.plugins.cli.main import main as cli_main
-from extractbench.plugins.outputs.record import SCHEMA_VERSION
+from extractbench.plugins.record import SCHEMA_VERSION
 from extractbench.plugins.verdict.baseline import compare_records
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 from extractbench.plugins.cli.compare import compare_runs
 from extractbench.plugins.cli.main import main as cli_main
-from extractbench.plugins.outputs.record_io import load_record
+from extractbench.plugins.record import load_record
 from extractbench.plugins.verdict.baseline import compare_records
 
 from tests.conftest import toy_rows

@@ -13,8 +13,8 @@ import jsonschema
 import pytest
 from extractbench.plugins.cli.main import main as cli_main
 from extractbench.plugins.outputs.exports import ExportError, parse_exports
-from extractbench.plugins.outputs.record_io import parse_record
 from extractbench.plugins.outputs.step_summary import STEP_SUMMARY_LIMIT, step_summary_markdown
+from extractbench.plugins.record import parse_record
 
 from tests.conftest import read_json
 from tests.test_plugin import FAILING_SUITE, MODES

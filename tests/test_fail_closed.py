@@ -495,8 +495,7 @@ def test_report_renders_a_record_whose_predictions_are_objects(toy, capsys):
      ({"gates": [{"expression": "t/a>=1"}]}, "field gates[0].metric, expected present")],
 )  # fmt: skip
 def test_a_malformed_record_names_the_field_and_the_expected_type(tmp_path, change, message):
-    from extractbench.plugins.outputs.record import SCHEMA_VERSION
-    from extractbench.plugins.outputs.record_io import RecordError, load_record
+    from extractbench.plugins.record import SCHEMA_VERSION, RecordError, load_record
 
     path = tmp_path / "r.json"
     record = {"schema_version": SCHEMA_VERSION, "run_id": "r", "items": [], **change}

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 from extractbench.plugins.outputs.metric_facts import metric_facts, scale_of
-from extractbench.plugins.outputs.record import SCHEMA_VERSION
-from extractbench.plugins.outputs.record_io import parse_record
 from extractbench.plugins.outputs.terminal import summary_lines
 from extractbench.plugins.outputs.write import Targets, write_outputs
+from extractbench.plugins.record import SCHEMA_VERSION, parse_record
 from extractbench.plugins.verdict.decision import GateSet
 from extractbench.plugins.verdict.gates import parse_gate
 from extractbench.suites.protocol import Suite
@@ -188,7 +187,7 @@ def test_scales_come_from_the_suites_declared_ranges(written):
 
 
 def test_a_page_rendered_again_from_the_record_shows_the_same(written, monkeypatch):
-    from extractbench.plugins.outputs.record_io import load_record
+    from extractbench.plugins.record import load_record
 
     from extractbench import plugins
 

@@ -94,22 +94,88 @@ def _ancestors(name: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
-def test_no_module_imports_itself_in_a_circle():
-    """Each module's runtime imports, with the packages (``__init__``) a target brings in,
-    form no cycle (graphlib's CycleError names one): a cycle is a module that fails to
-    import alone in a fresh interpreter, whatever order pytest happens to load them in.
+def _import_graph(*, runtime_only: bool) -> dict[str, set[str]]:
+    """Module -> the package's modules importing it initialises: its imports (``TYPE_CHECKING``
+    blocks left out when ``runtime_only``) and the packages (``__init__``) each brings in.
     A module's own parent packages are initialised before it and are left out."""
     modules = _modules()
     graph: dict[str, set[str]] = defaultdict(set)
     for name, path in modules.items():
         own = set(_ancestors(name))
-        for target in _imports(path, runtime_only=True):
+        for target in _imports(path, runtime_only=runtime_only):
             brought = {target, *_ancestors(target)} - own - {name}
             graph[name] |= {t for t in brought if t in modules}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import cycle of ``graph``: its strongly connected components of more than one
+    module (Tarjan 1972), each sorted, in sorted order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = [stack.pop()]
+            while component[-1] != node:
+                component.append(stack.pop())
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_no_module_imports_itself_in_a_circle():
+    """Each module's runtime imports, with the packages (``__init__``) a target brings in,
+    form no cycle (graphlib's CycleError names one): a cycle is a module that fails to
+    import alone in a fresh interpreter, whatever order pytest happens to load them in."""
     try:
-        graphlib.TopologicalSorter(graph).prepare()
+        graphlib.TopologicalSorter(_import_graph(runtime_only=True)).prepare()
     except graphlib.CycleError as exc:
         pytest.fail(f"import cycle: {' -> '.join(exc.args[1])}")
+
+
+TYPED_ACYCLIC = ("plugins",)  # layers whose imports form no cycle even with TYPE_CHECKING's
+
+
+def test_no_module_imports_itself_in_a_circle_even_for_type_checking():
+    """The same graph with the ``TYPE_CHECKING`` imports in has no cycle either: a cycle
+    there is two modules that each need the other to be read (a type checker, a reader),
+    so neither is the lower one (``python tests/test_layout.py`` prints every cycle)."""
+    cycles = _cycles(_import_graph(runtime_only=False))
+    assert [c for c in cycles if _layer(c[0]) in TYPED_ACYCLIC] == []
+
+
+RECORD = "extractbench.plugins.record"
+ABOVE_THE_RECORD = ("verdict", "outputs", "run", "cli")  # the stages that make or read a record
+
+
+def test_the_record_imports_no_stage_that_makes_or_reads_it():
+    """The run record's package (its models and the values it holds) sits below the verdict,
+    the outputs, the run and the command line: it imports none of them, ``TYPE_CHECKING``
+    included, so each of them can import it."""
+    above = tuple(f"extractbench.plugins.{stage}" for stage in ABOVE_THE_RECORD)
+    found = [
+        f"{name} imports {target}"
+        for name, path in _modules().items()
+        if name == RECORD or name.startswith(RECORD + ".")
+        for target in _imports(path, runtime_only=False)
+        if target in above or target.startswith(tuple(a + "." for a in above))
+    ]
+    assert _modules().keys() >= {RECORD, f"{RECORD}.models"} and found == []
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -205,3 +271,11 @@ def test_no_code_but_the_registry_and_the_backends_compares_a_backend_name():
         if value in names
     ]
     assert found == []
+
+
+if __name__ == "__main__":
+    for runtime_only in (True, False):
+        cycles = _cycles(_import_graph(runtime_only=runtime_only))
+        print(f"{'runtime' if runtime_only else 'with TYPE_CHECKING'}: {len(cycles)} cycle(s)")
+        for cycle in cycles:
+            print("  " + " <-> ".join(cycle))

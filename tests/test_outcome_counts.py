@@ -7,9 +7,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from extractbench.plugins.outputs.junit import junit_xml
-from extractbench.plugins.outputs.record import RunRecord, item_counts
-from extractbench.plugins.outputs.record_io import parse_record
-from extractbench.plugins.verdict.counts import outcome_counts
+from extractbench.plugins.record import RunRecord, item_counts, outcome_counts, parse_record
 
 from tests.conftest import decide_facts
 

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 from extractbench.plugins.outputs.plots import distribution_plot
-from extractbench.plugins.outputs.record_io import parse_record
+from extractbench.plugins.record import parse_record
 
 from tests.conftest import PROJECT_ADDOPTS, TOY_CONFTEST, TOY_SUITE, interruptible, read_json
 
@@ -445,7 +445,7 @@ def test_a_subset_of_a_suite_decides_no_gate_unless_allowed(toy, mode, select):
     assert record["gates"][0]["passed"] is True
     result.stdout.fnmatch_lines([f"*items: {kept} scored, 0 failed, of {kept} selected*"])
     from extractbench.plugins.cli.merge import MergeError, merge_records
-    from extractbench.plugins.outputs.record_io import parse_record
+    from extractbench.plugins.record import parse_record
 
     with pytest.raises(MergeError, match="made with a selection .* that left out items"):
         merge_records([parse_record(record)], ["subset.json"])

@@ -4,7 +4,7 @@ xdist worker sends them (plain values) and back, and the record's section of the
 from __future__ import annotations
 
 import pytest
-from extractbench.plugins.outputs.record import LimitInfo, SuiteInfo
+from extractbench.plugins.record import LimitInfo, SuiteInfo
 from extractbench.plugins.run.state import SuiteFacts
 from pydantic import ValidationError
 

@@ -5,9 +5,10 @@ early-stopped run (plugins/verdict/decision.py)."""
 from __future__ import annotations
 
 import pytest
+from extractbench.plugins.record import RunOrder
 from extractbench.plugins.verdict.gates import parse_gate
 from extractbench.plugins.verdict.sequential import HedgedCS
-from extractbench.plugins.verdict.sequential_gates import RunOrder, SuiteSequence
+from extractbench.plugins.verdict.sequential_gates import SuiteSequence
 
 from tests.conftest import decide_facts
 
@@ -149,8 +150,7 @@ def test_items_left_out_of_a_suite_its_sequence_did_not_decide_make_the_run_inco
 
 @pytest.mark.parametrize(("max_regression", "word"), [(None, "PASS"), (0.02, "INCOMPLETE")])
 def test_a_regression_check_needs_every_item_a_baseline_alone_does_not(max_regression, word):
-    from extractbench.plugins.outputs.record import SCHEMA_VERSION
-    from extractbench.plugins.outputs.record_io import parse_record
+    from extractbench.plugins.record import SCHEMA_VERSION, parse_record
     from extractbench.plugins.verdict.decision import GateSet, decide
 
     values = {i: float(k % 4 != 0) for k, i in enumerate(ids(500))}

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from extractbench.plugins.cli.main import main as cli_main
 from extractbench.plugins.cli.merge import MergeError, merge_records
-from extractbench.plugins.outputs.record_io import parse_record
+from extractbench.plugins.record import parse_record
 from extractbench.plugins.run.shard import Shard, parse_shard
 
 from tests.conftest import read_json

@@ -4,8 +4,8 @@ Per item (matched by id, scored in both): whether the answer changed and every s
 delta; per metric the paired comparison of the baseline gate
 (:func:`plugins.verdict.baseline.compare_records`: the mean of the per-item differences
 over shared items and its paired-bootstrap 95% CI; computed there, never here). Prints a
-terminal table and, with ``--html``, writes a self-contained page
-(:func:`plugins.cli.compare_page.compare_html`). It decides nothing: the exit status
+terminal table and, with ``--html``, writes a self-contained page (:func:`compare_html`:
+jinja2, ``templates/compare.html.j2``). It decides nothing: the exit status
 is 0, or 4 when a record cannot be read; a release decision against a baseline is
 ``extractbench report NEW.json --baseline OLD.json --max-regression D``.
 """
@@ -18,16 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from extractbench.plugins.cli.compare_page import compare_html
+from extractbench.plugins.outputs.html_report import as_text
 from extractbench.plugins.outputs.paths import path_problems
-from extractbench.plugins.outputs.record import ItemEntry, RunRecord
-from extractbench.plugins.outputs.record_io import RecordError, load_record
-from extractbench.plugins.verdict.baseline import Comparison, compare_records
+from extractbench.plugins.record import Comparison, ItemEntry, RecordError, RunRecord, load_record
+from extractbench.plugins.verdict.baseline import compare_records
 from extractbench.plugins.verdict.exit_codes import OUTPUT_ERROR, USAGE_ERROR
 from extractbench.plugins.verdict.speed import change_text, speed_changes, speed_stats
 from extractbench.suites.files import write_output
+from jinja2 import Environment, PackageLoader, select_autoescape
 
-__all__ = ["ItemChange", "RecordComparison", "compare_runs", "compare_lines", "compare_command"]
+__all__ = [
+    "ItemChange", "RecordComparison", "compare_runs", "compare_lines", "compare_html",
+    "compare_command",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -211,6 +214,26 @@ def add_compare_parser(sub: argparse._SubParsersAction) -> None:
     cmp.add_argument("--html", metavar="PATH", help="also write a self-contained HTML page")
     cmp.add_argument("--top", type=int, default=20, metavar="N",
                      help="per-item changes listed in the terminal (default 20; the page has all)")  # fmt: skip
+
+
+_ENV = Environment(
+    loader=PackageLoader("extractbench.plugins.outputs", "templates"),
+    autoescape=select_autoescape(["html", "j2"]),
+)
+_ENV.filters["text"] = as_text
+
+
+def compare_html(result: RecordComparison) -> str:
+    """A self-contained page: both runs, per suite and per metric tables, and every item
+    whose answer or scores changed (old and new answers side by side)."""
+    changed = [
+        c for c in result.items if c.answer_changed or any(a != b for a, b in c.scores.values())
+    ]
+    return _ENV.get_template("compare.html.j2").render(
+        old=result.old, new=result.new, items=result.items, only_old=result.only_old,
+        only_new=result.only_new, suites=sorted(result.suites().items()),
+        metrics=result.metrics, changed=changed,
+    )  # fmt: skip
 
 
 def compare_command(args: argparse.Namespace) -> int:

@@ -75,7 +75,7 @@ from extractbench.plugins.cli.data import data_command
 from extractbench.plugins.cli.records import merge_command, report_command, schema_command
 from extractbench.plugins.cli.server import doctor_command, server_command
 from extractbench.plugins.cli.suites import add_suites_parser, suites_command
-from extractbench.plugins.outputs.record_io import RecordError
+from extractbench.plugins.record import RecordError
 from extractbench.plugins.verdict.exit_codes import OUTPUT_ERROR, USAGE_ERROR
 from extractbench.suites.links import docs_url
 from extractbench.suites.registry import Registry, RegistryError
@@ -216,7 +216,7 @@ def _main(argv: list[str] | None) -> int:
         "schema",
         help="print the JSON Schema of the run record (generated from its typed models)",
         description="The run record's JSON Schema (draft 2020-12), generated from the "
-        "pydantic models every reader and writer of a record uses (plugins/outputs/record.py).",
+        "pydantic models every reader and writer of a record uses (plugins/record/).",
     )
     sch.add_argument("--out", metavar="PATH", help="write it to this file instead of stdout")
     for suite in suites.suites.values():

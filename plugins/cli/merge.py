@@ -16,7 +16,7 @@ from typing import Any
 
 from extractbench.fixtures.models.chat import chat_facts
 from extractbench.plugins.outputs.endpoint_stats import endpoint_stats
-from extractbench.plugins.outputs.record import RunRecord, Selection, item_counts, new_run_id
+from extractbench.plugins.record import RunRecord, Selection, item_counts, new_run_id
 from extractbench.plugins.run.shard import parse_shard
 from extractbench.plugins.verdict.gates import Gate, GateError, parse_gate
 

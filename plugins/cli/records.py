@@ -19,11 +19,10 @@ from extractbench.plugins.cli.merge import MergeError, merge_records, record_gat
 from extractbench.plugins.outputs.ctrf import ci_run_id
 from extractbench.plugins.outputs.exports import ExportError, parse_exports
 from extractbench.plugins.outputs.paths import path_problems
-from extractbench.plugins.outputs.record import RunRecord
-from extractbench.plugins.outputs.record_io import load_record, record_schema
 from extractbench.plugins.outputs.step_summary import step_summary_target
 from extractbench.plugins.outputs.terminal import summary_lines
 from extractbench.plugins.outputs.write import Targets
+from extractbench.plugins.record import RunRecord, load_record, record_schema
 from extractbench.plugins.verdict.decision import GateSet
 from extractbench.plugins.verdict.exit_codes import USAGE_ERROR
 from extractbench.plugins.verdict.speed import check_max_slowdown

@@ -1,4 +1,4 @@
-"""The outputs stage: the run record (typed models, JSON Schema), JUnit, HTML, markdown,
+"""The outputs stage: the run record's JSON file, JUnit, HTML, markdown,
 plots, and ``write_outputs``, the one function that writes them all from a decided record
 (:mod:`plugins.outputs.write`); callers reach it through this package's attribute."""
 

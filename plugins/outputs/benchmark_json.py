@@ -27,7 +27,7 @@ def speed_benchmarks(items: Iterable[Mapping[str, Any]], options: Mapping[str, A
     """One pytest-benchmark ``Metadata`` per suite: its rounds are the latencies (seconds)
     of the model calls answered in this run, one round each, so ``stats`` (min, median,
     mean, max, ops = calls/s of one process) describe a model call; ``extra_info`` holds
-    the suite's :class:`plugins.verdict.speed.SpeedStats`. A suite without such a call
+    the suite's :class:`plugins.record.values.SpeedStats`. A suite without such a call
     (all cached) gets none.
 
     Args:

@@ -29,7 +29,7 @@ from typing import Any
 
 from extractbench.plugins.outputs.early_stop_report import not_run_items
 from extractbench.plugins.outputs.junit import verdict_cases
-from extractbench.plugins.outputs.record import ItemEntry, RunRecord
+from extractbench.plugins.record import ItemEntry, RunRecord
 
 __all__ = ["CTRF_SPEC_VERSION", "ci_run_id", "ctrf_json", "ctrf_run_id"]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from extractbench.plugins.outputs.record import GateSequence, RunRecord
+from extractbench.plugins.record import GateSequence, RunRecord
 
 __all__ = ["NotRun", "not_run_items", "decided_lines", "sequence_text", "NOT_RUN"]
 

@@ -49,7 +49,7 @@ from extractbench.plugins.outputs.eee_samples import (
     score_range,
     strings,
 )
-from extractbench.plugins.outputs.record import Aggregate, RunRecord
+from extractbench.plugins.record import Aggregate, RunRecord
 from extractbench.suites.model_files import ModelFileError
 from extractbench.suites.registry import Registry
 

@@ -9,7 +9,7 @@ import json
 import math
 from typing import Any
 
-from extractbench.plugins.outputs.record import ItemEntry, RunRecord
+from extractbench.plugins.record import ItemEntry, RunRecord
 from extractbench.suites.registry import Registry
 
 __all__ = [

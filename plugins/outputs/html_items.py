@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from extractbench.plugins.outputs.metric_facts import MetricFacts
-from extractbench.plugins.outputs.record import ItemEntry
+from extractbench.plugins.record import ItemEntry
 
 __all__ = ["ItemRow", "item_rows", "as_text", "score_text", "STATUS_LABELS"]
 

@@ -21,7 +21,7 @@ from typing import Any
 from extractbench.plugins.outputs.early_stop_report import not_run_items, sequence_text
 from extractbench.plugins.outputs.html_items import as_text, item_rows, score_text
 from extractbench.plugins.outputs.metric_facts import MetricFacts
-from extractbench.plugins.outputs.record import Aggregate, GateEntry, RunRecord
+from extractbench.plugins.record import Aggregate, GateEntry, RunRecord
 from extractbench.plugins.verdict.counts import missing_label_lines
 from jinja2 import Environment, PackageLoader, select_autoescape
 

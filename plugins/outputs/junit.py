@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from extractbench.plugins.outputs.early_stop_report import not_run_items
-from extractbench.plugins.outputs.record import GateEntry, RunRecord
-from extractbench.plugins.verdict.counts import outcome_counts
+from extractbench.plugins.record import GateEntry, RunRecord, outcome_counts
 from extractbench.plugins.verdict.gates import short_of_n, unanswered
 
 __all__ = [

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from extractbench.plugins.outputs.early_stop_report import NOT_RUN, decided_lines
-from extractbench.plugins.outputs.record import RunRecord
 from extractbench.plugins.outputs.speed_report import gate_condition, gate_warnings, speed_markdown
+from extractbench.plugins.record import RunRecord
 from extractbench.plugins.verdict.counts import missing_label_lines
 
 __all__ = ["summary_markdown"]

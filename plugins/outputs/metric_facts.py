@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 
 from extractbench.plugins.outputs.eee_samples import lower_is_better
-from extractbench.plugins.outputs.record import ItemEntry, RunRecord
+from extractbench.plugins.record import ItemEntry, RunRecord
 from extractbench.suites.registry import Registry
 
 __all__ = ["Scale", "MetricFacts", "metric_facts", "scale_of", "UNIT"]

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from extractbench.plugins.outputs.metric_facts import MetricFacts, Scale
-from extractbench.plugins.outputs.record import RunRecord
+from extractbench.plugins.record import RunRecord
 from extractbench.plugins.verdict.aggregate import metric_values
 from extractbench.suites.figures import fit_title, pyplot
 

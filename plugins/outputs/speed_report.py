@@ -3,8 +3,8 @@ show them (the figures are the record's ``speed``: ``plugins.verdict.speed``).""
 
 from __future__ import annotations
 
-from extractbench.plugins.outputs.record import GateEntry, RunRecord
-from extractbench.plugins.verdict.speed import SpeedStats, change_text
+from extractbench.plugins.record import GateEntry, RunRecord, SpeedStats
+from extractbench.plugins.verdict.speed import change_text
 
 __all__ = [
     "COLUMNS",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from extractbench.plugins.outputs.markdown import summary_markdown
-from extractbench.plugins.outputs.record import RunRecord
+from extractbench.plugins.record import RunRecord
 
 __all__ = ["STEP_SUMMARY_LIMIT", "StepSummary", "step_summary_target", "step_summary_markdown"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from extractbench.plugins.outputs.record import RunRecord
+from extractbench.plugins.record import RunRecord
 from extractbench.suites.registry import Registry
 
 __all__ = ["suite_reports"]

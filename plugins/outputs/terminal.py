@@ -11,8 +11,8 @@ from pathlib import Path
 
 from extractbench.plugins.outputs.early_stop_report import NOT_RUN, decided_lines
 from extractbench.plugins.outputs.endpoint_stats import endpoint_lines
-from extractbench.plugins.outputs.record import Aggregate, GateEntry, RunRecord
 from extractbench.plugins.outputs.speed_report import gate_condition, gate_warnings, speed_lines
+from extractbench.plugins.record import Aggregate, GateEntry, RunRecord
 from extractbench.plugins.verdict.counts import missing_label_lines
 
 __all__ = ["score_table", "summary_lines", "verdict_line", "self_judged_line", "SELF_JUDGED"]

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from extractbench.fixtures.models.redact import known_secrets, redact_json, redact_secrets
 from extractbench.plugins.outputs.ctrf import ctrf_json
@@ -30,15 +29,12 @@ from extractbench.plugins.outputs.junit import junit_xml
 from extractbench.plugins.outputs.markdown import summary_markdown
 from extractbench.plugins.outputs.metric_facts import MetricFacts, metric_facts
 from extractbench.plugins.outputs.plots import metric_plots
-from extractbench.plugins.outputs.record import RunRecord
-from extractbench.plugins.outputs.record_io import dump_record
 from extractbench.plugins.outputs.step_summary import StepSummary, step_summary_markdown
 from extractbench.plugins.outputs.suite_reports import suite_reports
+from extractbench.plugins.record import RunRecord, dump_record
+from extractbench.plugins.verdict.decision import Verdict
 from extractbench.suites.files import path_kind, write_output
 from extractbench.suites.registry import Registry
-
-if TYPE_CHECKING:  # plugins.verdict imports the record models of this package
-    from extractbench.plugins.verdict.decision import Verdict
 
 __all__ = ["Targets", "Written", "write_outputs", "remove_stale", "side_folder"]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from extractbench.fixtures.nodes import bench_item_of
-from extractbench.plugins.outputs.record import LimitInfo
+from extractbench.plugins.record import LimitInfo
 from extractbench.plugins.run.command_suites import selected_suites
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.run_order import (

@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 from extractbench.fixtures.models.model_options import ModelOptions
 from extractbench.plugins.outputs.ctrf import ci_run_id
-from extractbench.plugins.outputs.record import RunRecord, new_run_id
-from extractbench.plugins.outputs.record_io import RecordError, load_record
 from extractbench.plugins.outputs.write import Targets
+from extractbench.plugins.record import RecordError, RunRecord, load_record, new_run_id
 from extractbench.plugins.run.command_suites import selected_suites
 from extractbench.plugins.run.model_config import model_options
 from extractbench.plugins.run.output_targets import output_targets

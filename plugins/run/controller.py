@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from extractbench.fixtures.models.core_share import CORE_SHARE_KEY, shares_cores
 from extractbench.fixtures.plugin import ModelSetup, workers
-from extractbench.plugins.outputs.record import Crash, ItemEntry, OtherTest
 from extractbench.plugins.outputs.terminal import summary_lines
 from extractbench.plugins.outputs.write import Written
+from extractbench.plugins.record import Crash, ItemEntry, OtherTest
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.crashes import (
     FAULT_DIR_KEY,

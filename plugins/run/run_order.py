@@ -20,9 +20,10 @@ import math
 from collections.abc import Collection, Sequence
 
 import pytest
+from extractbench.plugins.record import RunOrder
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.selection import rank
-from extractbench.plugins.verdict.sequential_gates import RunOrder, sequential_gate
+from extractbench.plugins.verdict.sequential_gates import sequential_gate
 from extractbench.suites.item import Item
 from extractbench.suites.protocol import Suite
 

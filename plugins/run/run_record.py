@@ -14,7 +14,7 @@ from extractbench.fixtures.models.registry import installed_backends
 from extractbench.fixtures.plugin import ModelSetup, workers
 from extractbench.plugins.outputs.code_version import code_version
 from extractbench.plugins.outputs.endpoint_stats import endpoint_stats
-from extractbench.plugins.outputs.record import (
+from extractbench.plugins.record import (
     SCHEMA_VERSION,
     ItemEntry,
     RescoreOf,

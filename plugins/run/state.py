@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from extractbench.plugins.outputs.record import Crash, ItemEntry, OtherTest, SuiteInfo
+from extractbench.plugins.record import Crash, ItemEntry, OtherTest, SuiteInfo
 from extractbench.suites.item import Item, SuiteData
 
 __all__ = ["RunState", "STATE_KEY", "SuiteFacts", "USAGE_PREFIX"]

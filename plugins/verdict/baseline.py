@@ -6,31 +6,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from extractbench.plugins.record.values import Comparison
 from extractbench.plugins.verdict.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Comparison", "compare_records", "paired_bootstrap", "baseline_section"]
-
-
-class Comparison(BaseModel):
-    """One ``suite/metric`` against the baseline (``plugins.verdict.baseline``): means,
-    ``delta`` (mean per-item difference over the ``n_shared`` items) with its paired-bootstrap
-    95% interval, ``verdict``, and ``failed`` (``delta < -max_regression``, ``ci_high < 0``).
-    A part of the run record (``plugins.outputs.record.Baseline.comparisons``)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    metric: str
-    current: float | None
-    baseline: float | None
-    delta: float | None
-    ci_low: float | None
-    ci_high: float | None
-    n_shared: int
-    only_current: int
-    only_baseline: int
-    verdict: str
-    failed: bool
+__all__ = ["compare_records", "paired_bootstrap", "baseline_section"]
 
 
 def paired_bootstrap(
@@ -66,7 +45,7 @@ def compare_records(
     """Compare every metric present in either record.
 
     Args:
-        current, baseline: run records (see :mod:`plugins.outputs.record`).
+        current, baseline: run records (see :mod:`plugins.record`).
         max_regression: largest tolerated drop of a mean (metric units); None reports
             deltas without failing.
 

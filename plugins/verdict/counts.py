@@ -1,43 +1,16 @@
-"""How many items passed, failed and were skipped, counted once for every reader: the run
-record's ``counts``, the gates (a suite with items not scored fails closed) and the JUnit
-file; and how many of a suite's labels were not found in their document (a gateable
-figure)."""
+"""How many of a suite's labels were not found in their document: a gateable figure, and
+the lines that report it (items by outcome are counted beside the record's item entries,
+:func:`plugins.record.items.outcome_counts`)."""
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Mapping
-from typing import Any, NamedTuple
+from collections.abc import Mapping
+from typing import Any
 
-__all__ = ["DATA_FIGURES", "OutcomeCounts", "data_values", "missing_label_lines", "outcome_counts"]
+__all__ = ["DATA_FIGURES", "data_values", "missing_label_lines"]
 
 # a suite's facts about its data that a gate may check, as it checks a speed figure
 DATA_FIGURES = ("missing_labels",)
-
-
-class OutcomeCounts(NamedTuple):
-    """Items by outcome, the one count the record's ``counts``, the verdict's gates and the
-    JUnit file read: ``scored`` (passed), ``failed``, ``skipped``, and per suite the items
-    not scored (failed or skipped: a gate on that suite fails closed)."""
-
-    scored: int
-    failed: int
-    skipped: int
-    not_scored_by_suite: dict[str, int]
-
-
-def outcome_counts(items: Iterable[Any]) -> OutcomeCounts:
-    """:class:`OutcomeCounts` of ``items`` (the record's item entries: ``outcome``,
-    ``suite``)."""
-    by_outcome: Counter[str] = Counter()
-    not_scored: Counter[str] = Counter()
-    for it in items:
-        by_outcome[it.outcome] += 1
-        if it.outcome != "passed":
-            not_scored[it.suite] += 1
-    return OutcomeCounts(
-        by_outcome["passed"], by_outcome["failed"], by_outcome["skipped"], dict(not_scored)
-    )
 
 
 def data_values(suites: Mapping[str, Any]) -> dict[str, dict[str, float]]:

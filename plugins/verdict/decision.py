@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from extractbench.plugins.record import RunRecord, Selection, SpeedStats, outcome_counts
 from extractbench.plugins.verdict.aggregate import aggregate
 from extractbench.plugins.verdict.baseline import baseline_section
-from extractbench.plugins.verdict.counts import data_values, outcome_counts
+from extractbench.plugins.verdict.counts import data_values
 from extractbench.plugins.verdict.exit_codes import (
     INTERNAL_ERROR,
     INTERRUPTED,
@@ -30,11 +31,8 @@ from extractbench.plugins.verdict.exit_codes import (
 )
 from extractbench.plugins.verdict.gates import Gate, evaluate_gates
 from extractbench.plugins.verdict.sequential_gates import decided_by, replay
-from extractbench.plugins.verdict.speed import SpeedStats, speed_changes, speed_stats, speed_values
+from extractbench.plugins.verdict.speed import speed_changes, speed_stats, speed_values
 from extractbench.plugins.verdict.status import exit_status
-
-if TYPE_CHECKING:  # the record's models are the outputs stage's; read here by attribute
-    from extractbench.plugins.outputs.record import RunRecord, Selection
 
 __all__ = ["GateSet", "Verdict", "decide"]
 

@@ -33,55 +33,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from extractbench.plugins.record.values import GateSequence, RunOrder
 from extractbench.plugins.verdict.gates import Gate
 from extractbench.plugins.verdict.sequential import METHOD, HedgedCS
-from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = [
-    "RunOrder", "GateSequence", "SuiteSequence", "sequential_gate", "decided_by", "replay",
-]  # fmt: skip
+__all__ = ["SuiteSequence", "sequential_gate", "decided_by", "replay"]
 
 ALPHA = 0.05  # the gates' level: 95%, as their fixed-n intervals
-
-
-class RunOrder(BaseModel):
-    """The order a suite's items ran in (the record's ``suites.NAME.run_order``).
-
-    Attributes:
-        seed: the ``--seed`` the order was drawn with.
-        groups: the item ids of each group, groups in run order.
-        stratum: the breakdown attribute every level of which must have an item before a
-            gate is decided early (the suite's first), or None.
-        strata: that attribute's levels among the suite's items.
-        ranges: ``metric -> [low, high]``: each gated metric's declared range.
-        not_run: the items the early stop left out, in run order (empty when the suite's
-            gates were not all decided before its last item).
-    """
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    seed: int
-    groups: list[list[str]]
-    stratum: str | None = None
-    strata: list[str] = Field(default_factory=list)
-    ranges: dict[str, list[float]] = Field(default_factory=dict)
-    not_run: list[str] = Field(default_factory=list)
-
-
-class GateSequence(BaseModel):
-    """How a gate was decided by its sequence (the record's ``gates[].sequence``): the
-    ``n`` scored items of ``population`` behind it, the bounds at that point, their mean,
-    the level and the method."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    method: str
-    level: float
-    n: int
-    population: int
-    low: float
-    high: float
-    mean: float
 
 
 def sequential_gate(gate: Gate, ranges: Mapping[str, Sequence[float]]) -> bool:

@@ -15,13 +15,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from extractbench.plugins.record.values import SpeedChange, SpeedStats
 
 __all__ = [
     "SPEED_METRICS",
     "LOWER_IS_BETTER",
-    "SpeedStats",
-    "SpeedChange",
     "speed_stats",
     "speed_changes",
 ]
@@ -40,59 +38,6 @@ SPEED_METRICS = (
     "decode_tokens_per_s", "latency_p50_s", "latency_p95_s", "latency_max_s", "calls",
     "cached_calls", "cached_share", "prefix_reuse_share",
 )  # fmt: skip
-
-
-class SpeedStats(BaseModel):
-    """One suite's speed (the run record's ``speed.SUITE``). Over the calls the model
-    answered in this run (not from the cache):
-
-    Attributes:
-        items_per_s: items with such a call / the seconds of those calls (one process's
-            rate; with ``-n N`` workers the wall-clock rate is up to N times it).
-        prompt_tokens, generated_tokens: tokens read and generated.
-        prefill_tokens_per_s: prompt tokens read (those the backend reused from its KV
-            cache left out) / prefill seconds, over calls whose backend measured the
-            prefill (None: none did).
-        decode_tokens_per_s: generated tokens / (latency - prefill) seconds, same calls.
-        latency_p50_s, latency_p95_s, latency_max_s: per call, numpy's linear percentile.
-        calls, cached_calls: every call logged, and those the cache or a record answered.
-        cached_share: cached_calls / calls.
-        reused_prompt_tokens: prompt tokens the backend took from its KV cache (a prefix
-            the call shares with the one before on its sequence), over calls whose backend
-            reports it (None: none did).
-        prefix_reuse_share: the prefix-cache hit rate, ``reused_prompt_tokens`` / those
-            calls' prompt tokens (None: none reported, or no prompt tokens).
-    """
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    items_per_s: float | None = None
-    prompt_tokens: int = 0
-    generated_tokens: int = 0
-    prefill_tokens_per_s: float | None = None
-    decode_tokens_per_s: float | None = None
-    latency_p50_s: float | None = None
-    latency_p95_s: float | None = None
-    latency_max_s: float | None = None
-    calls: int = 0
-    cached_calls: int = 0
-    cached_share: float | None = None
-    reused_prompt_tokens: int | None = None
-    prefix_reuse_share: float | None = None
-
-
-class SpeedChange(BaseModel):
-    """One speed figure against the baseline (the record's ``baseline.speed``):
-    ``slowdown`` is current/baseline - 1 for a latency, baseline/current - 1 for a rate
-    (0.25: 25% slower); ``failed`` when it exceeds ``--max-slowdown``."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    metric: str
-    current: float | None
-    baseline: float | None
-    slowdown: float | None
-    failed: bool
 
 
 def _ratio(num: float, den: float) -> float | None:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from extractbench.plugins.record import RunRecord, Selection
 from extractbench.plugins.verdict.exit_codes import (
     CRASHED,
     FAILED,
@@ -16,9 +17,6 @@ from extractbench.plugins.verdict.exit_codes import (
 )
 from extractbench.plugins.verdict.gates import short_of_n, unanswered
 from extractbench.plugins.verdict.speed import change_text
-
-if TYPE_CHECKING:
-    from extractbench.plugins.outputs.record import RunRecord, Selection
 
 __all__ = ["exit_status"]
 

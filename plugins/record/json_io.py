@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from extractbench.plugins.outputs.record import READABLE_VERSIONS, SCHEMA_VERSION, RunRecord
+from extractbench.plugins.record.models import READABLE_VERSIONS, SCHEMA_VERSION, RunRecord
 from extractbench.suites import safe_json
 from pydantic import ValidationError
 

@@ -2,7 +2,7 @@
 
 Every reader (the verdict, JUnit, HTML, markdown, the terminal, ``--rescore``,
 ``--baseline``, ``extractbench merge`` and ``report``) loads a record into
-:class:`RunRecord` and reads its fields (``plugins.outputs.record_io``: load, validate,
+:class:`RunRecord` and reads its fields (``plugins.record.json_io``: load, validate,
 dump, JSON Schema). The sections whose content belongs to one part of
 the harness (``model``, ``settings``, ``data``, ``code``, a suite's ``notes``, an item's
 ``details`` and ``calls``) are JSON objects the models keep as they are.
@@ -11,23 +11,30 @@ the harness (``model``, ``settings``, ``data``, ``code``, a suite's ``notes``, a
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
-from extractbench.plugins.outputs.record_items import Crash, ItemEntry, OtherTest, RecordModel
-from extractbench.plugins.verdict.baseline import Comparison
-from extractbench.plugins.verdict.counts import outcome_counts
-from extractbench.plugins.verdict.sequential_gates import GateSequence, RunOrder
-from extractbench.plugins.verdict.speed import SpeedChange, SpeedStats
+from extractbench.plugins.record.items import (
+    Crash,
+    ItemEntry,
+    OtherTest,
+    RecordModel,
+    outcome_counts,
+)
+from extractbench.plugins.record.values import (
+    Comparison,
+    GateSequence,
+    RunOrder,
+    SpeedChange,
+    SpeedStats,
+)
 from pydantic import Field
 
-if TYPE_CHECKING:
-    from extractbench.plugins.verdict.decision import Verdict
-
 __all__ = [
-    "SCHEMA_VERSION", "READABLE_VERSIONS", "RunRecord", "ItemEntry", "SuiteInfo", "Selection",
-    "GateEntry", "GateSequence", "Aggregate", "Baseline", "Comparison", "Counts", "Crash",
-    "OtherTest", "RunOrder", "VerdictEntry", "new_run_id", "item_counts",
+    "SCHEMA_VERSION", "READABLE_VERSIONS", "RunRecord", "SuiteInfo", "LimitInfo", "Selection",
+    "Counts", "Aggregate", "GateEntry", "Baseline", "VerdictEntry", "RescoreOf", "MergedShard",
+    "Decision", "new_run_id", "item_counts",
 ]  # fmt: skip
 
 SCHEMA_VERSION = 2
@@ -161,6 +168,25 @@ class VerdictEntry(_Model):
     status: int | None = None
 
 
+class Decision(Protocol):
+    """What :meth:`RunRecord.decided` writes into a record: the verdict's findings
+    (``plugins.verdict.Verdict`` is one), as the sections' JSON data."""
+
+    @property
+    def aggregates(self) -> Mapping[str, Any]: ...
+    @property
+    def speed(self) -> Mapping[str, SpeedStats]: ...
+    @property
+    def gates(self) -> list[dict[str, Any]]: ...
+    @property
+    def baseline(self) -> dict[str, Any] | None: ...
+    @property
+    def complete(self) -> bool: ...
+    @property
+    def status(self) -> int: ...
+    def entry(self) -> dict[str, Any]: ...
+
+
 class RescoreOf(_Model):
     run_id: str = ""
     path: str = ""
@@ -218,7 +244,7 @@ class RunRecord(_Model):
     artifacts: list[str] = Field(default_factory=list)
     verdict: VerdictEntry | None = None
 
-    def decided(self, verdict: Verdict) -> RunRecord:
+    def decided(self, verdict: Decision) -> RunRecord:
         """This record holding ``verdict``: aggregates, gates, baseline, completeness,
         exit status and the verdict's words."""
         return self.model_copy(

@@ -1,14 +1,17 @@
 """The run record's entries for what ran: a benchmark item, a plain test beside the suites,
-a process that crashed (the typed models :mod:`plugins.outputs.record` holds in lists).
-"""
+a process that crashed (the typed models :mod:`plugins.record.models` holds in lists); and
+the items counted by outcome, once for every reader (the record's ``counts``, the verdict's
+gates, the JUnit file)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["RecordModel", "Crash", "OtherTest", "ItemEntry"]
+__all__ = ["RecordModel", "Crash", "OtherTest", "ItemEntry", "OutcomeCounts", "outcome_counts"]
 
 
 class RecordModel(BaseModel):
@@ -67,3 +70,28 @@ class ItemEntry(RecordModel):
     test: str | None = None
     error: str | None = None
     stop: dict[str, str] | None = None
+
+
+class OutcomeCounts(NamedTuple):
+    """Items by outcome, the one count the record's ``counts``, the verdict's gates and the
+    JUnit file read: ``scored`` (passed), ``failed``, ``skipped``, and per suite the items
+    not scored (failed or skipped: a gate on that suite fails closed)."""
+
+    scored: int
+    failed: int
+    skipped: int
+    not_scored_by_suite: dict[str, int]
+
+
+def outcome_counts(items: Iterable[Any]) -> OutcomeCounts:
+    """:class:`OutcomeCounts` of ``items`` (the record's item entries: ``outcome``,
+    ``suite``)."""
+    by_outcome: Counter[str] = Counter()
+    not_scored: Counter[str] = Counter()
+    for it in items:
+        by_outcome[it.outcome] += 1
+        if it.outcome != "passed":
+            not_scored[it.suite] += 1
+    return OutcomeCounts(
+        by_outcome["passed"], by_outcome["failed"], by_outcome["skipped"], dict(not_scored)
+    )
