@@ -75,6 +75,7 @@ from extractbench.plugins.cli.data import data_command
 from extractbench.plugins.cli.records import merge_command, report_command, schema_command
 from extractbench.plugins.cli.server import doctor_command, server_command
 from extractbench.plugins.cli.suites import add_suites_parser, suites_command
+from extractbench.plugins.outputs.formats import export_choices
 from extractbench.plugins.outputs.record_io import RecordError
 from extractbench.plugins.verdict.exit_codes import OUTPUT_ERROR, USAGE_ERROR
 from extractbench.suites.links import docs_url
@@ -96,7 +97,7 @@ def _export_arguments(parser: argparse.ArgumentParser) -> None:
     """The exports and the step summary, as the pytest options of the same names."""
     parser.add_argument("--ctrf", metavar="PATH", help="write a CTRF JSON report here")
     parser.add_argument("--export", action="append", default=[], metavar="FORMAT=PATH",
-                        help="also write every-eval-ever=DIR or ctrf=PATH (repeatable)")  # fmt: skip
+                        help=f"also write {export_choices(False)} (repeatable)")  # fmt: skip
     parser.add_argument("--ctrf-run-id", metavar="ID",
                         help="CTRF runId (default: the record's, else the CI's pipeline run)")  # fmt: skip
     parser.add_argument("--no-step-summary", action="store_true",
