@@ -20,6 +20,7 @@ from extractbench.plugins.outputs.formats import (
     RECORD,
     ExportError,
     OutputFormat,
+    export_choices,
     given_paths,
     named_outputs,
 )
@@ -36,7 +37,18 @@ from extractbench.suites.registry import Registry
 
 from extractbench import plugins
 
-__all__ = ["report_command", "merge_command", "schema_command"]
+__all__ = ["add_export_arguments", "report_command", "merge_command", "schema_command"]
+
+
+def add_export_arguments(parser: argparse.ArgumentParser) -> None:
+    """The exports and the step summary, as the pytest options of the same names."""
+    parser.add_argument("--ctrf", metavar="PATH", help="write a CTRF JSON report here")
+    parser.add_argument("--export", action="append", default=[], metavar="FORMAT=PATH",
+                        help=f"also write {export_choices(False)} (repeatable)")  # fmt: skip
+    parser.add_argument("--ctrf-run-id", metavar="ID",
+                        help="CTRF runId (default: the record's, else the CI's pipeline run)")  # fmt: skip
+    parser.add_argument("--no-step-summary", action="store_true",
+                        help="do not write the summary to $GITHUB_STEP_SUMMARY")  # fmt: skip
 
 
 def _paths(args: argparse.Namespace, out: str | None) -> dict[str, Path]:
