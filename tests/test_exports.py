@@ -12,7 +12,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 from extractbench.plugins.cli.main import main as cli_main
-from extractbench.plugins.outputs.exports import ExportError, parse_exports
+from extractbench.plugins.outputs.formats import ExportError, given_paths
+from extractbench.plugins.record import parse_record
 from extractbench.plugins.outputs.step_summary import STEP_SUMMARY_LIMIT, step_summary_markdown
 from extractbench.plugins.record import parse_record
 
@@ -188,8 +189,9 @@ def test_a_bad_export_value_is_a_usage_error(toy):
     assert result.ret == 4
     result.stderr.fnmatch_lines(["*--export parquet=x.parquet: unknown format 'parquet'*"])
     with pytest.raises(ExportError, match="no path"):
-        parse_exports(["every-eval-ever="])
-    assert parse_exports(["ctrf=a.json"], "a.json") == {"ctrf": Path("a.json")}
+        given_paths(["every-eval-ever="], lambda fmt: None)
+    ctrf = {"ctrf": "a.json"}
+    assert given_paths(["ctrf=a.json"], lambda fmt: ctrf.get(fmt.name)) == {"ctrf": Path("a.json")}
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -147,6 +147,25 @@ def test_two_runs_on_one_report_json_the_second_fails_and_the_first_record_stays
     assert not lock_file(record).exists()
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_held_every_eval_ever_folder_stops_a_second_run_as_a_held_record_does(toy, mode):
+    """The export's folder is locked from the run's start like the record, JUnit and HTML:
+    a second run on it fails at once (exit 4, one line naming the folder and the holder's
+    pid) and writes nothing into it."""
+    folder = toy.path / "eee"
+    first = _holder(folder / "first.json", folder)  # its own file in the folder, and its lock
+    try:
+        result, record = run(toy, mode, "--export", f"every-eval-ever={folder}")
+    finally:
+        first.communicate("", timeout=30)
+    out = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4, out[-3000:]
+    assert f"another extractbench run is writing {folder} (pid {first.pid}" in result.stderr.str()
+    assert "Traceback" not in out and record == {}
+    assert sorted(os.listdir(folder)) == ["first.json"]  # the first run's folder, untouched
+    assert (folder / "first.json").read_text() == "A, final" and not lock_file(folder).exists()
+
+
 # ------------------------------------------------------------- devices, FIFOs, /proc
 
 

@@ -96,7 +96,7 @@ def written(tmp_path, monkeypatch):
 
     verdict = plugins.verdict.decide(record, gates, record.selection)
     out = tmp_path / "out"
-    targets = Targets(record=out / "x.json", html=out / "x.html")
+    targets = Targets({"record": out / "x.json", "html": out / "x.html"})
     written = write_outputs(record, verdict, targets, registry)
     written.registry = registry  # the re-rendering test reads it with the same suites
     return written, out
@@ -195,7 +195,7 @@ def test_a_page_rendered_again_from_the_record_shows_the_same(written, monkeypat
     record = load_record(out / "x.json")
     verdict = plugins.verdict.decide(record, GateSet((parse_gate("judge/acc>=0.9"),)),
                                      record.selection)  # fmt: skip
-    targets = Targets(html=out / "y.html", artifacts=False)
+    targets = Targets({"html": out / "y.html"}, artifacts=False)
     again = write_outputs(record, verdict, targets, result.registry)
     first, second = (out / "x.html").read_text(), (out / "y.html").read_text()
     assert again.facts == result.facts

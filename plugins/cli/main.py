@@ -72,7 +72,12 @@ from typing import NoReturn
 from extractbench.plugins.cli.bundle import add_bundle_parser, bundle_command
 from extractbench.plugins.cli.compare import add_compare_parser, compare_command
 from extractbench.plugins.cli.data import data_command
-from extractbench.plugins.cli.records import merge_command, report_command, schema_command
+from extractbench.plugins.cli.records import (
+    add_export_arguments,
+    merge_command,
+    report_command,
+    schema_command,
+)
 from extractbench.plugins.cli.server import doctor_command, server_command
 from extractbench.plugins.cli.suites import add_suites_parser, suites_command
 from extractbench.plugins.record import RecordError
@@ -90,17 +95,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)
         self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
-
-
-def _export_arguments(parser: argparse.ArgumentParser) -> None:
-    """The exports and the step summary, as the pytest options of the same names."""
-    parser.add_argument("--ctrf", metavar="PATH", help="write a CTRF JSON report here")
-    parser.add_argument("--export", action="append", default=[], metavar="FORMAT=PATH",
-                        help="also write every-eval-ever=DIR or ctrf=PATH (repeatable)")  # fmt: skip
-    parser.add_argument("--ctrf-run-id", metavar="ID",
-                        help="CTRF runId (default: the record's, else the CI's pipeline run)")  # fmt: skip
-    parser.add_argument("--no-step-summary", action="store_true",
-                        help="do not write the summary to $GITHUB_STEP_SUMMARY")  # fmt: skip
 
 
 # the status of a writer whose reader closed the pipe (the shell's 128 + SIGPIPE)
@@ -183,7 +177,7 @@ def _main(argv: list[str] | None) -> int:
     rep.add_argument("--junitxml", metavar="PATH", help="write the run's JUnit XML here")
     rep.add_argument("--html", metavar="PATH", help="write a self-contained HTML report here")
     rep.add_argument("--summary-md", metavar="PATH", help="write a markdown summary here")
-    _export_arguments(rep)
+    add_export_arguments(rep)
     mrg = sub.add_parser(
         "merge",
         help="merge the run records of --shard 1/N ... N/N into one run's record, JUnit and "
@@ -209,7 +203,7 @@ def _main(argv: list[str] | None) -> int:
     mrg.add_argument("--allow-partial-baseline", action="store_true",
                      help="with --max-regression: a baseline sharing no item of one of the "
                      "suites does not fail the merged run")  # fmt: skip
-    _export_arguments(mrg)
+    add_export_arguments(mrg)
     add_compare_parser(sub)
     add_suites_parser(sub)
     sch = sub.add_parser(

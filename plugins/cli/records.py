@@ -13,11 +13,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
 from extractbench.plugins.cli.merge import MergeError, merge_records, record_gates
 from extractbench.plugins.outputs.ctrf import ci_run_id
-from extractbench.plugins.outputs.exports import ExportError, parse_exports
+from extractbench.plugins.outputs.formats import (
+    RECORD,
+    ExportError,
+    OutputFormat,
+    export_choices,
+    given_paths,
+    named_outputs,
+)
 from extractbench.plugins.outputs.paths import path_problems
 from extractbench.plugins.outputs.step_summary import step_summary_target
 from extractbench.plugins.outputs.terminal import summary_lines
@@ -30,28 +36,46 @@ from extractbench.suites.registry import Registry
 
 from extractbench import plugins
 
-__all__ = ["report_command", "merge_command", "schema_command"]
+__all__ = ["add_export_arguments", "report_command", "merge_command", "schema_command"]
 
 
-def _path(value: str | None) -> Path | None:
-    return Path(value) if value else None
+def add_export_arguments(parser: argparse.ArgumentParser) -> None:
+    """The exports and the step summary, as the pytest options of the same names."""
+    parser.add_argument("--ctrf", metavar="PATH", help="write a CTRF JSON report here")
+    parser.add_argument("--export", action="append", default=[], metavar="FORMAT=PATH",
+                        help=f"also write {export_choices(False)} (repeatable)")  # fmt: skip
+    parser.add_argument("--ctrf-run-id", metavar="ID",
+                        help="CTRF runId (default: the record's, else the CI's pipeline run)")  # fmt: skip
+    parser.add_argument("--no-step-summary", action="store_true",
+                        help="do not write the summary to $GITHUB_STEP_SUMMARY")  # fmt: skip
 
 
-def _exports(args: argparse.Namespace) -> dict[str, Any]:
-    """The exports, the step summary and the CTRF run of :class:`Targets` (as the pytest
-    options of the same names).
+def _paths(args: argparse.Namespace, out: str | None) -> dict[str, Path]:
+    """Format name -> path of each output the command writes: its option's argument of
+    the format's ``dest`` (as the pytest options of the same names) or ``--export``; the
+    record: ``out`` (``merge -o``).
 
     Raises:
         ExportError: a bad ``--export`` value.
     """
-    exports = parse_exports(args.export, args.ctrf)
-    return {
-        "ctrf": exports.get("ctrf"),
-        "every_eval_ever": exports.get("every-eval-ever"),
-        "step_summary": step_summary_target(disabled=args.no_step_summary),
-        "ctrf_run_id": args.ctrf_run_id,
-        "ci_run_id": ci_run_id(),
-    }
+
+    def own(fmt: OutputFormat) -> str | None:
+        return out if fmt.name == RECORD else getattr(args, fmt.dest or "", None)
+
+    return given_paths(args.export, own)
+
+
+def _targets(args: argparse.Namespace, out: str | None, **more: bool) -> Targets:
+    """The files of :func:`_paths`, the step summary and the CTRF run of :class:`Targets`.
+
+    Raises:
+        ExportError: a bad ``--export`` value.
+    """
+    return Targets(
+        paths=_paths(args, out),
+        step_summary=step_summary_target(disabled=args.no_step_summary),
+        ctrf_run_id=args.ctrf_run_id, ci_run_id=ci_run_id(), **more,
+    )  # fmt: skip
 
 
 def _finish(record: RunRecord, gates: GateSet, targets: Targets) -> int:
@@ -89,16 +113,13 @@ def _clashes(command: str, args: argparse.Namespace, records: list[str], out: st
     """Whether the command's files clash (:func:`path_problems`: two name one file, an
     output names a folder, a bad ``--export``); each problem printed as one line."""
     try:
-        exports = parse_exports(args.export, args.ctrf)
+        files, folders = named_outputs(_paths(args, out), {RECORD: "-o"})
     except ExportError as exc:
         print(f"extractbench {command}: {exc}", file=sys.stderr)
         return True
     problems = path_problems(
-        [*(("record", r) for r in records), ("--baseline", args.baseline)],
-        [("-o", out), ("--junitxml", args.junitxml), ("--html", args.html),
-         ("--summary-md", args.summary_md), ("--ctrf", exports.get("ctrf"))],
-        [("--export every-eval-ever", exports.get("every-eval-ever"))],
-    )  # fmt: skip
+        [*(("record", r) for r in records), ("--baseline", args.baseline)], files, folders
+    )
     for line in problems:
         print(f"extractbench {command}: {line}", file=sys.stderr)
     return bool(problems)
@@ -111,14 +132,10 @@ def report_command(args: argparse.Namespace) -> int:
     record = load_record(Path(args.record))
     try:
         gates = _gates(record, args, args.record)
-        exports = _exports(args)
+        targets = _targets(args, None, artifacts=False)
     except (MergeError, ExportError) as exc:
         print(f"extractbench report: {exc}", file=sys.stderr)
         return USAGE_ERROR
-    targets = Targets(
-        junit=_path(args.junitxml), html=_path(args.html), markdown=_path(args.summary_md),
-        artifacts=False, **exports,
-    )  # fmt: skip
     return _finish(record, gates, targets)
 
 
@@ -131,17 +148,13 @@ def merge_command(args: argparse.Namespace) -> int:
     try:
         merged = merge_records(records, args.records)
         gates = _gates(records[0], args, args.records[0])
-        exports = _exports(args)
+        targets = _targets(args, args.out)
     except (MergeError, ExportError) as exc:
         print(f"extractbench merge: {exc}", file=sys.stderr)
         return USAGE_ERROR
     counts = merged.counts
     print(f"merged {len(records)} shards: {counts.scored} items scored, {counts.failed} failed, "
           f"of {counts.expected} selected")  # fmt: skip
-    targets = Targets(
-        record=Path(args.out), junit=_path(args.junitxml), html=_path(args.html),
-        markdown=_path(args.summary_md), **exports,
-    )  # fmt: skip
     return _finish(merged, gates, targets)
 
 

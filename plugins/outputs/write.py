@@ -4,8 +4,9 @@ The live run, ``--rescore``, ``extractbench merge`` and ``extractbench report`` 
 :func:`write_outputs` once with the record and the verdict :func:`plugins.verdict.decide`
 gave, and the files they want (:class:`Targets`). Plots and the suites' own files go
 into one folder beside the run record, named after the run (``reports/RUN_ID/``, listed
-in the record's ``artifacts``); then JUnit, HTML, the markdown summary, the GitHub step summary
-and the exports (CTRF, Every Eval Ever); the run record last, so it holds the final
+in the record's ``artifacts``); then each format of :data:`plugins.outputs.formats.FORMATS`
+given a path, in the table's order (JUnit, HTML, the markdown summary, the exports: Every
+Eval Ever, CTRF), and the GitHub step summary; the run record last, so it holds the final
 verdict. An output that cannot be written is one line in the record's
 ``output_errors`` and the verdict becomes exit 6 (:meth:`Verdict.with_lost_outputs`); if
 the record itself cannot be written, the other outputs are written again so that none of
@@ -17,16 +18,12 @@ the documents are rendered from and in each file's text, whatever path it came b
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from extractbench.fixtures.models.redact import known_secrets, redact_json, redact_secrets
-from extractbench.plugins.outputs.ctrf import ctrf_json
-from extractbench.plugins.outputs.eee import eee_files
-from extractbench.plugins.outputs.html_report import page_html
-from extractbench.plugins.outputs.junit import junit_xml
-from extractbench.plugins.outputs.markdown import summary_markdown
+from extractbench.plugins.outputs.formats import BY_NAME, FORMATS, RECORD, Render, Rendering
 from extractbench.plugins.outputs.metric_facts import MetricFacts, metric_facts
 from extractbench.plugins.outputs.plots import metric_plots
 from extractbench.plugins.outputs.step_summary import StepSummary, step_summary_markdown
@@ -41,36 +38,33 @@ __all__ = ["Targets", "Written", "write_outputs", "remove_stale", "side_folder"]
 
 @dataclass(frozen=True)
 class Targets:
-    """The files a run writes (None: not wanted).
+    """The files a run writes.
 
     Attributes:
-        record: the JSON run record (``--report-json``; default ``reports/<run-id>.json``).
-        junit: JUnit XML (``--junitxml``).
-        html: the self-contained HTML page (``--html``).
-        markdown: the markdown summary (``--summary-md``).
+        paths: format name -> its path, for each format of
+            :data:`plugins.outputs.formats.FORMATS` wanted (the run record:
+            ``--report-json``, default ``reports/<run-id>.json``; JUnit, HTML, the markdown
+            summary, the exports).
         artifacts: write plots and the suites' own files beside the record (a live run,
             merge); False reuses the record's files (``extractbench report``).
         plots: draw the plots of the run's metrics (``--report-plots``); False draws none
             (the suites' own files are written either way).
-        ctrf: the CTRF report (``--ctrf`` or ``--export ctrf=PATH``).
-        every_eval_ever: the folder of the Every Eval Ever export (``--export
-            every-eval-ever=DIR``).
         step_summary: ``$GITHUB_STEP_SUMMARY`` (and what the step wrote there before).
         ctrf_run_id: ``--ctrf-run-id``: the CTRF ``runId`` (else the record's, else ``ci_run_id``).
         ci_run_id: the CI's pipeline run (``plugins.outputs.ctrf.ci_run_id``).
     """
 
-    record: Path | None = None
-    junit: Path | None = None
-    html: Path | None = None
-    markdown: Path | None = None
+    paths: Mapping[str, Path] = field(default_factory=dict)
     artifacts: bool = True
     plots: bool = True
-    ctrf: Path | None = None
-    every_eval_ever: Path | None = None
     step_summary: StepSummary | None = None
     ctrf_run_id: str | None = None
     ci_run_id: str | None = None
+
+    @property
+    def record(self) -> Path | None:
+        """The run record's path, or None (``extractbench report`` writes none)."""
+        return self.paths.get(RECORD)
 
 
 @dataclass
@@ -126,7 +120,7 @@ def _images(
     if targets.artifacts:
         return metric_plots(record, folder, stem, facts)
     existing = [Path(p) for p in record.artifacts if Path(p).is_file()]
-    if existing or not (targets.html or targets.markdown):
+    if existing or not any(targets.paths.get(f.name) for f in FORMATS if f.shows_plots):
         return existing
     return metric_plots(record, folder, stem, facts)
 
@@ -137,28 +131,29 @@ def side_folder(anchor: Path, run_id: str) -> Path:
     return anchor.parent / run_id
 
 
-Render = Callable[..., "str | dict[str, str]"]
+def _anchor(targets: Targets) -> Path:
+    """The file the side folder sits beside: the record, else a page that shows the
+    plots, else any other file written."""
+    ranked = sorted((f for f in FORMATS if not f.folder), key=lambda f: (
+        f.name != RECORD, not f.shows_plots))  # fmt: skip
+    return next((targets.paths[f.name] for f in ranked if targets.paths.get(f.name)), Path("run"))
 
 
-def _documents(
-    targets: Targets, registry: Registry, facts: MetricFacts
-) -> list[tuple[str, Path, Render]]:
-    """(option, path, render(record, images, lines, path)) of each wanted document; a
-    render that returns a dict writes its files (relative path -> text) under ``path``."""
+def _documents(targets: Targets) -> list[tuple[str, Path, Render]]:
+    """(option, path, render) of each wanted document but the record, in the table's
+    order, then the step summary; a render that returns a dict writes its files
+    (relative path -> text) under ``path``."""
+    wanted = [
+        (f.option, targets.paths[f.name], f.render)
+        for f in FORMATS
+        if f.name != RECORD and targets.paths.get(f.name) is not None
+    ]
     step = targets.step_summary
-    wanted: list[tuple[str, Path | None, Render]] = [
-        ("--junitxml", targets.junit, lambda r, i, s, p: junit_xml(r)),
-        ("--html", targets.html, lambda r, i, s, p: page_html(r, i, s, facts, p)),
-        ("--summary-md", targets.markdown,
-         lambda r, i, s, p: summary_markdown(r, i, p.parent.resolve(), s)),
-        ("$GITHUB_STEP_SUMMARY", step.path if step and step.path != targets.markdown else None,
-         lambda r, i, s, p: step_summary_markdown(r, s, step.before if step else "")),
-        ("--ctrf", targets.ctrf,
-         lambda r, i, s, p: ctrf_json(r, targets.ctrf_run_id, targets.ci_run_id)),
-        ("--export every-eval-ever", targets.every_eval_ever,
-         lambda r, i, s, p: eee_files(r, registry)),
-    ]  # fmt: skip
-    return [(name, path, render) for name, path, render in wanted if path is not None]
+    if step and step.path != targets.paths.get("markdown"):
+        before = step.before
+        wanted.append(("$GITHUB_STEP_SUMMARY", step.path,
+                       lambda r, p, c: step_summary_markdown(r, c.suite_lines, before)))  # fmt: skip
+    return wanted
 
 
 def _write(path: Path, content: str | dict[str, str]) -> list[Path]:
@@ -193,8 +188,7 @@ def write_outputs(
         output that cannot be written (it is an output error).
     """
     lost: list[str] = []
-    anchor = targets.record or targets.html or targets.markdown or targets.junit or Path("run")
-    folder, stem = side_folder(anchor, record.run_id), record.run_id
+    folder, stem = side_folder(_anchor(targets), record.run_id), record.run_id
     record = _redacted(record).decided(verdict)
     facts = metric_facts(record, registry)
     suite_lines, files = suite_reports(record, registry, folder, stem, targets.artifacts, lost)
@@ -218,7 +212,9 @@ def write_outputs(
         update = {"output_errors": errors, "warnings": warnings}
         return record.model_copy(update=update).decided(decided), decided
 
-    documents = _documents(targets, registry, facts)
+    documents = _documents(targets)
+    rendering = Rendering(registry, facts, images, suite_lines, targets.ctrf_run_id,
+                          targets.ci_run_id)  # fmt: skip
     written: set[str] = set()
 
     def settle(names: set[str]) -> None:
@@ -231,7 +227,7 @@ def write_outputs(
                 if name not in names:
                     continue
                 try:
-                    content = render(current, images, suite_lines, path)
+                    content = render(current, path, rendering)
                     said = f"{name} {path}: nothing written: no item was scored, so no result"
                     if isinstance(content, dict) and not content and said not in empty:
                         empty.append(said)
@@ -248,9 +244,9 @@ def write_outputs(
     written_at = None
     if targets.record is not None:
         try:
-            write_output(targets.record, redact_secrets(dump_record(final()[0])))
+            content = BY_NAME[RECORD].render(final()[0], targets.record, rendering)
+            files.extend(_write(targets.record, content))
             written_at = targets.record
-            files.append(targets.record)
         except (OSError, ValueError) as exc:
             reason = getattr(exc, "strerror", None) or exc
             lost.append(f"run record {targets.record}: {reason}; {remove_stale(targets.record)}")

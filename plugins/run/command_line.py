@@ -10,6 +10,7 @@ import argparse
 from collections.abc import Sequence
 
 import pytest
+from extractbench.plugins.outputs.formats import export_choices
 from extractbench.plugins.run.model_command_line import add_model_options
 from extractbench.plugins.run.supervisor import CRASH_GUARD_MODES
 
@@ -244,9 +245,8 @@ def _export_options(group: pytest.OptionGroup) -> None:
         action="append",
         default=[],
         help="also write the run in another format, from the same decided record: "
-        "every-eval-ever=DIR (Every Eval Ever schema 0.3.0: per suite an aggregate JSON and "
-        "its instance-level JSONL under DIR/data/...), ctrf=PATH (as --ctrf). Repeatable; "
-        "one that cannot be written is an output error (exit 6).",
+        f"{export_choices()}. Repeatable; one that cannot be written is an output error "
+        "(exit 6).",
     )
     group.addoption(
         "--ctrf",

@@ -9,6 +9,7 @@ to :func:`plugins.run.finish.finish_run`. Workers only hand their suite facts ov
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 import time
@@ -19,8 +20,9 @@ from typing import Any
 import pytest
 from extractbench.fixtures.models.core_share import CORE_SHARE_KEY, shares_cores
 from extractbench.fixtures.plugin import ModelSetup, workers
+from extractbench.plugins.outputs.formats import FORMATS
 from extractbench.plugins.outputs.terminal import summary_lines
-from extractbench.plugins.outputs.write import Written
+from extractbench.plugins.outputs.write import Targets, Written
 from extractbench.plugins.record import Crash, ItemEntry, OtherTest
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.crashes import (
@@ -39,9 +41,20 @@ from extractbench.plugins.run.state import USAGE_PREFIX, RunState, SuiteFacts
 from extractbench.suites.files import path_kind
 from extractbench.suites.locks import OutputBusy, OutputLocks
 
-__all__ = ["Controller", "WORKER_OUTPUT_KEY"]
+__all__ = ["Controller", "WORKER_OUTPUT_KEY", "locked_outputs"]
 
 WORKER_OUTPUT_KEY = "extractbench_suites"
+
+
+def locked_outputs(targets: Targets) -> list[Path]:
+    """The paths the run locks from its start: each locked format's (a folder's lock sits
+    beside it), but a character device (``/dev/null``: written in place, with no lock
+    file) and the file system's root (no name to put a lock beside)."""
+    paths = (targets.paths.get(f.name) for f in FORMATS if f.locked)
+    return [
+        p for p in paths
+        if p and path_kind(p) != "character device" and Path(os.path.abspath(p)).name
+    ]  # fmt: skip
 
 
 class Controller:
@@ -62,13 +75,10 @@ class Controller:
         self.core_share: Path | None = None  # made for the first xdist worker
         # every output of this run, locked from now to the last write (suites/locks.py):
         # a second run on the same paths stops at once instead of replacing this one's
-        targets = cfg.targets
-        outputs = [  # a character device (/dev/null) is written in place, with no lock file
-            p for p in (targets.record, targets.junit, targets.html, targets.markdown, targets.ctrf)
-            if p and path_kind(p) != "character device"
-        ]  # fmt: skip
         try:
-            self.output_locks = OutputLocks(outputs).acquire(skip_unwritable=True)
+            self.output_locks = OutputLocks(locked_outputs(cfg.targets)).acquire(
+                skip_unwritable=True
+            )
         except OutputBusy as exc:
             raise pytest.UsageError(str(exc)) from None
         self.progress = Progress(cfg.progress_s, self._progress_line)
