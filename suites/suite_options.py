@@ -158,8 +158,9 @@ def parse_options(suite: str, cls: type[T], values: Mapping[str, Any] | T | None
     Strings are converted to each field's type (pydantic's lax mode):
     ``true``/``1``/``yes``/``on`` are True and ``false``/``0``/``no``/``off`` False for a
     ``bool`` (any other text is an error), numbers are parsed for ``int`` and ``float``, a
-    ``Literal[...]`` field takes one of its values, ``str | None`` any string; each
-    field's range (``Field(ge=..., le=...)``) and the model's own validators are checked.
+    ``Literal[...]`` field takes one of its values, ``str | None`` any string, a ``Path``
+    field a path's text (not resolved; ``""`` is unset for ``Path | None``); each field's
+    range (``Field(ge=..., le=...)``) and the model's own validators are checked.
     An instance of ``cls`` is returned as it is.
 
     Args:
