@@ -16,6 +16,7 @@ from pathlib import Path
 
 from extractbench.suites.item import DataError
 from extractbench.suites.locks import PathLock, held_here
+from extractbench.suites.suite_options import UserFileOptions
 
 __all__ = [
     "read_text", "decode", "inside", "sha256_of", "atomic_write", "write_output", "fsync_folder",
@@ -236,16 +237,15 @@ class UserFiles:
     max_line_bytes: int
 
     @classmethod
-    def of(cls, options: object, suite: str, folder: Path) -> UserFiles:
-        """The limits of ``options`` (a ``UserFileOptions``) for files named in ``folder``
-        (which must hold them, or the wider ``options.root`` the user gave)."""
-        root = str(getattr(options, "root", "") or "")
+    def of(cls, options: UserFileOptions, suite: str, folder: Path) -> UserFiles:
+        """The limits of ``options`` for files named in ``folder`` (which must hold them, or
+        the wider ``options.root`` the user gave)."""
         return cls(
             Path(folder),
-            Path(root).expanduser() if root else Path(folder),
+            options.root.expanduser() if options.root is not None else Path(folder),
             suite,
-            int(float(getattr(options, "max_file_mb", 64.0)) * 1e6),
-            int(float(getattr(options, "max_line_mb", 16.0)) * 1e6),
+            int(options.max_file_mb * 1e6),
+            int(options.max_line_mb * 1e6),
         )
 
     def path(self, name: str | Path, where: str) -> Path:

@@ -1,10 +1,11 @@
 """The Suite protocol: the one shape every benchmark has.
 
-A suite is a :class:`Suite` value: a name, what its results are broken down by, typed
-``Options`` (a frozen :class:`suites.suite_options.SuiteOptions` model, parsed once by
+A suite is a :class:`Suite` value, generic over its ``Options`` class: a name, what its
+results are broken down by, its ``Options`` (a frozen
+:class:`suites.suite_options.SuiteOptions` model, parsed once by
 :func:`suites.suite_options.parse_options` from ``[tool.extractbench.options.NAME]`` and
 ``--suite-option``), ``load(data_dir, options) -> SuiteData`` and ``run(item, models,
-options) -> ItemResult``, both given the parsed options, plus an optional report
+options) -> ItemResult``, both given the parsed ``Options`` object, plus an optional report
 and optional command-line options and ``extractbench`` commands of its own.
 
 Suites register by name through the ``extractbench.suites`` entry-point group (see
@@ -23,14 +24,16 @@ import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from extractbench.suites.answers import first_content_stop
 from extractbench.suites.item import Item, SuiteData
 from extractbench.suites.model import Backend, Generation, ask
-from extractbench.suites.suite_options import NoOptions, SuiteOptions, parse_options
+from extractbench.suites.suite_options import SuiteOptions, parse_options
 
 __all__ = ["Suite", "Models", "ItemResult", "CommandTools", "generate", "lazy"]
+
+OptionsT = TypeVar("OptionsT", bound=SuiteOptions)
 
 
 @dataclass(frozen=True)
@@ -124,8 +127,8 @@ class OptionAdder(Protocol):
 
 
 @dataclass(frozen=True)
-class Suite:
-    """One benchmark.
+class Suite(Generic[OptionsT]):
+    """One benchmark, generic over its ``Options`` class (``Suite[FdaOptions]``).
 
     Attributes:
         name: the first part of every item id and metric key (``fda``).
@@ -138,7 +141,8 @@ class Suite:
             Raises ``ModelError`` (the item fails).
         options: the ``Options`` model (a :class:`suites.suite_options.SuiteOptions`: a default,
             a ``Field(description=...)`` and any range or choices on every field; listed by
-            ``extractbench suites``).
+            ``extractbench suites``; :class:`suites.suite_options.NoOptions` for a suite that
+            takes none). ``load`` and ``run`` are given an instance of it.
         breakdown: item ``meta`` keys results are broken down by (the first one
             stratifies ``--limit``).
         metrics: the metric names (``fnmatch`` patterns allowed) it records, or a callable
@@ -171,9 +175,9 @@ class Suite:
     name: str
     folder: Path
     test: str
-    load: Callable[[Path, Any], SuiteData]
-    run: Callable[[Item, Models, Any], ItemResult]
-    options: type[SuiteOptions] = NoOptions
+    load: Callable[[Path, OptionsT], SuiteData]
+    run: Callable[[Item, Models, OptionsT], ItemResult]
+    options: type[OptionsT]
     breakdown: tuple[str, ...] = ()
     metrics: tuple[str, ...] | Callable[[], Iterable[str]] = ()
     data: tuple[str, ...] = ()
@@ -196,12 +200,19 @@ class Suite:
                 return low, high
         return 0.0, 1.0
 
-    def parse_options(self, values: Mapping[str, Any] | SuiteOptions | None = None) -> Any:
-        """The suite's typed options from ``values`` (see :func:`parse_options`).
+    def parse_options(self, values: Mapping[str, Any] | SuiteOptions | None = None) -> OptionsT:
+        """The suite's typed options from ``values`` (see :func:`parse_options`): an
+        instance of :attr:`options` as it is (the run's parsed options), else
+        :attr:`options` parsed from ``values`` (option name -> value, None: the defaults).
 
         Raises:
             DataError: an unknown key, a bad value (one line naming ``suite.key``).
+            TypeError: ``values`` is another suite's ``Options`` (a harness bug).
         """
+        if isinstance(values, SuiteOptions) and not isinstance(values, self.options):
+            raise TypeError(
+                f"suite {self.name}: options of {type(values).__name__}, not {self.options.__name__}"
+            )
         return parse_options(self.name, self.options, values)
 
     def metric_names(self) -> tuple[str, ...]:
@@ -212,15 +223,15 @@ class Suite:
         """Whether ``metric`` (without the suite prefix) is one this suite records."""
         return any(fnmatch.fnmatchcase(metric, pattern) for pattern in self.metric_names())
 
-    def reads_local_data(self, options: Any = None) -> bool:
-        """Whether the suite reads files of the data dir: it lists some, and its options do
-        not name data from elsewhere: a ``source`` option other than ``local`` (a hub), or a
-        ``uses_data_dir`` property that is false (the user's own files)."""
-        parsed = self.parse_options(options)
-        source = getattr(parsed, "source", "local")
-        return bool(self.data) and getattr(parsed, "uses_data_dir", source == "local")
+    def reads_local_data(self, options: Mapping[str, Any] | SuiteOptions | None = None) -> bool:
+        """Whether the suite reads files of the data dir: it lists some, and its options
+        (:meth:`parse_options` of ``options``) do not name data from elsewhere
+        (:attr:`suites.suite_options.SuiteOptions.uses_data_dir`: a hub, the user's own files)."""
+        return bool(self.data) and self.parse_options(options).uses_data_dir
 
-    def missing_data(self, data_dir: Path | None, options: Any = None) -> list[str]:
+    def missing_data(
+        self, data_dir: Path | None, options: Mapping[str, Any] | SuiteOptions | None = None
+    ) -> list[str]:
         """The required data paths absent from ``data_dir`` (all of them when it is None);
         none when the suite does not read local data (:meth:`reads_local_data`)."""
         if not self.reads_local_data(options):

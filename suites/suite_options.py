@@ -1,16 +1,19 @@
 """Suite options: one parser for ``[tool.extractbench.options.SUITE]`` and
 ``--suite-option SUITE.KEY=VALUE``, into the suite's typed ``Options`` (a frozen pydantic
-model whose fields carry their type, default, range, choices and meaning)."""
+model whose fields carry their type, default, range, choices and meaning). A file or folder
+option is a ``Path | None`` field: its text as given (``~`` and a relative path are resolved
+by the suite's reader, from the folder pytest runs in), ``""`` the same as unset."""
 
 from __future__ import annotations
 
 import types
 import typing
 from collections.abc import Mapping
+from pathlib import Path, PurePath
 from typing import Any, Literal, TypeVar
 
 from extractbench.suites.item import DataError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 __all__ = [
     "SuiteOptions",
@@ -36,6 +39,23 @@ class SuiteOptions(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    @property
+    def uses_data_dir(self) -> bool:
+        """Whether the suite reads the data folder's files with these options: True, unless a
+        suite's ``Options`` override it (data named by an option: the user's own files, a
+        hub's copy), so a run with them needs no data folder."""
+        return True
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _empty_path_is_unset(cls, value: Any, info: ValidationInfo) -> Any:
+        """``""`` for a ``Path | None`` option is None (unset: ``--suite-option kv.path=``
+        clears the config file's), not ``Path("")``, the folder pytest runs in."""
+        field = cls.model_fields.get(info.field_name or "")
+        if field is not None and _is_path(_bare(field.annotation)) and value == "":
+            return None if _allows_none(field.annotation) else value
+        return value
+
 
 class NoOptions(SuiteOptions):
     """The options of a suite that takes none."""
@@ -48,8 +68,8 @@ class UserFileOptions(SuiteOptions):
     text would land in the record and the reports); so is a file or a JSON Lines line
     over its limit, before the first model call, instead of minutes of collecting."""
 
-    root: str = Field(
-        "",
+    root: Path | None = Field(
+        None,
         description=(
             "a wider folder your files may lie in (links and '..' resolved); unset: the "
             "folder of the file or option that names them"
@@ -79,18 +99,29 @@ def option_names(cls: type[SuiteOptions]) -> tuple[str, ...]:
 
 
 def dump_options(options: SuiteOptions) -> dict[str, Any]:
-    """Option name -> value of a parsed ``Options`` (what the run record shows)."""
-    return options.model_dump(by_alias=True)
+    """Option name -> JSON-safe value of a parsed ``Options`` (what the run record shows; a
+    path as its text)."""
+    return options.model_dump(mode="json", by_alias=True)
 
 
 def type_name(annotation: Any) -> str:
     """A field's type as ``extractbench suites`` and the error messages show it: ``int``,
-    ``str | None``, ``a | b`` for a ``Literal`` of choices."""
+    ``str | None``, ``path`` for a file or folder, ``a | b`` for a ``Literal`` of choices."""
+    if _is_path(annotation):
+        return "path"
     if typing.get_origin(annotation) is Literal:
         return " | ".join(map(str, typing.get_args(annotation)))
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         return " | ".join(type_name(a) for a in typing.get_args(annotation))
     return "None" if annotation is type(None) else getattr(annotation, "__name__", str(annotation))
+
+
+def _is_path(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, PurePath)
+
+
+def _allows_none(annotation: Any) -> bool:
+    return type(None) in typing.get_args(annotation)
 
 
 def _bare(annotation: Any) -> Any:
@@ -116,7 +147,7 @@ def problem(error: Mapping[str, Any], cls: type[BaseModel]) -> str:
               "less_than": "<"}  # fmt: skip
     if kind in bounds:
         return f"must be {bounds[kind]} {next(iter(ctx.values()))}"
-    if kind.split("_")[0] in ("int", "float", "string") and bare is not None:
+    if kind.split("_")[0] in ("int", "float", "string", "path") and bare is not None:
         return f"must be {type_name(bare)}"
     return str(error["msg"]).removeprefix("Value error, ")
 
@@ -127,8 +158,9 @@ def parse_options(suite: str, cls: type[T], values: Mapping[str, Any] | T | None
     Strings are converted to each field's type (pydantic's lax mode):
     ``true``/``1``/``yes``/``on`` are True and ``false``/``0``/``no``/``off`` False for a
     ``bool`` (any other text is an error), numbers are parsed for ``int`` and ``float``, a
-    ``Literal[...]`` field takes one of its values, ``str | None`` any string; each
-    field's range (``Field(ge=..., le=...)``) and the model's own validators are checked.
+    ``Literal[...]`` field takes one of its values, ``str | None`` any string, a ``Path``
+    field a path's text (not resolved; ``""`` is unset for ``Path | None``); each field's
+    range (``Field(ge=..., le=...)``) and the model's own validators are checked.
     An instance of ``cls`` is returned as it is.
 
     Args:

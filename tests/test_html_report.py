@@ -18,6 +18,7 @@ from extractbench.plugins.verdict.decision import GateSet
 from extractbench.plugins.verdict.gates import parse_gate
 from extractbench.suites.protocol import Suite
 from extractbench.suites.registry import Registry
+from extractbench.suites.suite_options import NoOptions
 
 from tests.conftest import read_json
 
@@ -53,7 +54,7 @@ def _suite(name: str, **kwargs: object) -> Suite:
     def never(*_: object) -> None:
         raise AssertionError("a report never loads or runs a suite")
 
-    return Suite(name, Path("."), "t.py::t", load=never, run=never, **kwargs)
+    return Suite(name, Path("."), "t.py::t", load=never, run=never, options=NoOptions, **kwargs)
 
 
 def _item(suite: str, n: int, scores: dict, **extra: object) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 import pytest
@@ -98,9 +99,53 @@ def test_options_are_described_with_their_type_range_and_default():
     assert rows["iterations"]["type"] == "int" and rows["iterations"]["range"] == ">= 0"
     assert rows["max_control_fp"]["range"] == ">= 0, <= 1"
     assert rows["judge"]["type"] == "auto | self | off" and rows["judge"]["default"] == "auto"
-    assert rows["schema"]["type"] == "str | None"  # the option's name, not the field's
+    assert rows["schema"]["type"] == "path | None"  # the option's name, not the field's
     parsed = parse_options("minea", MineaOptions, {"schema": "s.json", "iterations": "1"})
-    assert parsed.schema_file == "s.json"
+    assert parsed.schema_file == Path("s.json")
     assert dump_options(parsed)["schema"] == "s.json" and dump_options(parsed)["iterations"] == 1
     with pytest.raises(ValidationError, match="frozen"):  # a run cannot change them midway
         parsed.iterations = 2  # type: ignore[misc]
+
+
+class FileOpts(SuiteOptions):
+    folder: Path | None = None
+    required: Path = Path("default.txt")
+
+
+def test_a_path_option_takes_the_text_as_given_and_empty_text_unsets_it():
+    """A relative path stays relative (its reader resolves it from the folder pytest runs
+    in), ``~`` stays for the reader to expand, and ``folder=`` clears a config file's value;
+    the record gets the path as text."""
+    from extractbench.suites.suite_options import dump_options
+
+    got = parse_options("s", FileOpts, {"folder": "tables/mine", "required": "~/a.txt"})
+    assert got.folder == Path("tables/mine") and got.required == Path("~/a.txt")
+    assert dump_options(got) == {"folder": "tables/mine", "required": "~/a.txt"}
+    assert parse_options("s", FileOpts, {"folder": ""}).folder is None
+    with pytest.raises(DataError, match=r"^s.folder=3: must be path$"):
+        parse_options("s", FileOpts, {"folder": 3})  # a TOML integer
+
+
+def test_uses_data_dir_is_true_unless_the_options_name_data_elsewhere():
+    from extractbench.suites.registry import Registry
+
+    suites = Registry.installed()
+    assert FileOpts().uses_data_dir and NoOptions().uses_data_dir
+    cases = [("fda", {"source": "based-fda"}), ("tablebench", {"source": "hub"}),
+             ("tableqa", {"tables": "t"}), ("minea", {"documents": "d"}),
+             ("strucbench", {"pairs": "p.jsonl"})]  # fmt: skip
+    for name, values in cases:
+        suite = suites.get(name)
+        assert suite.parse_options().uses_data_dir and suite.reads_local_data({})
+        assert not suite.parse_options(values).uses_data_dir, name
+        assert not suite.reads_local_data(values) and suite.missing_data(None, values) == []
+
+
+def test_a_suite_refuses_another_suites_options():
+    from extractbench.suites.registry import Registry
+
+    suites = Registry.installed()
+    parsed = suites.get("tableqa").parse_options({"per_cell": "2"})
+    assert suites.get("tableqa").parse_options(parsed) is parsed
+    with pytest.raises(TypeError, match="TableQAOptions, not FdaOptions"):
+        suites.get("fda").parse_options(parsed)

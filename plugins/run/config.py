@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 from extractbench.fixtures.models.model_options import ModelOptions
@@ -33,6 +32,7 @@ from extractbench.plugins.verdict.decision import GateSet
 from extractbench.plugins.verdict.gates import GateError
 from extractbench.plugins.verdict.speed import check_max_slowdown
 from extractbench.suites.registry import Registry
+from extractbench.suites.suite_options import SuiteOptions
 
 __all__ = ["RunConfig", "CONFIG_KEY", "run_config"]
 
@@ -47,7 +47,7 @@ class RunConfig:
         registry: the suites this run knows.
         models: the model options (``fixtures.models.model_options``).
         settings: gates, caps and raw suite options as configured (for the record).
-        suite_options: suite -> its typed ``Options``, parsed once.
+        suite_options: suite -> its ``Options`` object, parsed once (every registered suite).
         gates: the gates and the baseline comparison (``--baseline``).
         limit: ``--limit`` (None: the default caps apply unless ``--full``).
         full: ``--full``: ignore the default caps.
@@ -71,7 +71,7 @@ class RunConfig:
     registry: Registry
     models: ModelOptions
     settings: Settings
-    suite_options: Mapping[str, Any]
+    suite_options: Mapping[str, SuiteOptions]
     gates: GateSet
     limit: int | None
     full: bool
@@ -131,7 +131,9 @@ def _rootdir_hint(config: pytest.Config) -> str:
     )
 
 
-def _settings(config: pytest.Config, registry: Registry) -> tuple[Settings, dict[str, Any]]:
+def _settings(
+    config: pytest.Config, registry: Registry
+) -> tuple[Settings, dict[str, SuiteOptions]]:
     own = {  # a suite's own command-line options (MINEA: --needles), over --suite-option
         suite.name: suite.cli_options(config.getoption)
         for suite in registry.suites.values()

@@ -29,6 +29,7 @@ from extractbench.plugins.verdict.gates import Gate, GateError, gates_from_confi
 from extractbench.plugins.verdict.speed import SPEED_METRICS
 from extractbench.suites.item import DataError
 from extractbench.suites.registry import Registry
+from extractbench.suites.suite_options import SuiteOptions
 
 __all__ = [
     "Settings",
@@ -242,12 +243,13 @@ def unknown_limits(limits: Mapping[str, int], registry: Registry) -> list[str]:
 
 def typed_suite_options(
     values: Mapping[str, Mapping[str, Any]], registry: Registry
-) -> tuple[dict[str, Any], list[str]]:
-    """Every registered suite's typed ``Options``, each parsed once from ``values``.
+) -> tuple[dict[str, SuiteOptions], list[str]]:
+    """Every registered suite's ``Options`` object, each parsed once from ``values``.
 
     Returns:
         ``(suite -> Options, problems)``: a problem line per unknown suite, unknown key or
-        bad value (``--suite-option tableqa.per_cell=x: must be int``).
+        bad value (``--suite-option tableqa.per_cell=x: must be int``); a suite with a bad
+        value is left out.
     """
     problems = []
     known = ", ".join(registry.names)
@@ -256,7 +258,7 @@ def typed_suite_options(
             problems.append(
                 f"--suite-option {suite}.*: unknown suite {suite!r}; known suites: {known}"
             )
-    typed: dict[str, Any] = {}
+    typed: dict[str, SuiteOptions] = {}
     for name, spec in registry.suites.items():
         try:
             typed[name] = spec.parse_options(values.get(name))

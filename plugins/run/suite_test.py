@@ -89,7 +89,8 @@ def run_item(
             else:  # in process: a group's calls in one batch where the backend batches
                 _prefetch_group(state, request.session, model, item)
         with routing(item.group):  # several endpoints: a group stays on one
-            result = suite.run(item, Models(model, judge), cfg.suite_options[item.suite])  # type: ignore[arg-type]
+            options = suite.parse_options(cfg.suite_options[item.suite])
+            result = suite.run(item, Models(model, judge), options)
         score.record(result)
 
     return run

@@ -30,6 +30,11 @@ class FdaOptions(SuiteOptions):
     )
     split: str = Field("validation", description="based-fda: the split to read")
 
+    @property
+    def uses_data_dir(self) -> bool:
+        """Whether the items come from the data folder (``source`` is ``local``)."""
+        return self.source == "local"
+
 
 def run(item: Item, models: Models, options: FdaOptions) -> ItemResult:
     """Generate the value after ``{key}:`` and score containment (0 or 1)."""

@@ -157,10 +157,10 @@ def load_items(data_dir: Path | None, opts: KvOptions = DEFAULTS) -> SuiteData:
     Raises:
         DataError: ``kv.path`` not given or not a file, or a bad line (see :func:`read_rows`).
     """
-    if not opts.path:
+    if opts.path is None:
         raise DataError("kv.path=FILE is required: the JSON Lines file of your items "
                         f"(--suite-option kv.path=items.jsonl; {docs_url('docs/suites/kv.md')})")  # fmt: skip
-    path = Path(opts.path).expanduser()
+    path = opts.path.expanduser()
     if not path.is_file():
         raise DataError(f"kv.path={opts.path}: no such file")
     rows, docs = read_rows(path, opts)

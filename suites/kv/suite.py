@@ -18,8 +18,8 @@ __all__ = ["KvOptions", "SUITE"]
 class KvOptions(UserFileOptions):
     """``--suite-option kv.KEY=VALUE``."""
 
-    path: str = Field(
-        "",
+    path: Path | None = Field(
+        None,
         description=(
             'the JSON Lines file of items, one {"document": PATH or text, "key": ..., '
             '"value": ... or [...]} per line (a relative path is read from the folder pytest '

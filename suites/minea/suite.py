@@ -23,18 +23,18 @@ __all__ = ["MineaOptions", "SUITE", "judge_for"]
 class MineaOptions(UserFileOptions):
     """``--suite-option minea.KEY=VALUE`` (the paper's settings as defaults)."""
 
-    documents: str | None = Field(
+    documents: Path | None = Field(
         None,
         description=(
             "a folder of the user's own documents (*.txt and *.md, UTF-8, its subfolders too) as "
             "the haystacks; unset: the data folder's documents"
         ),
     )
-    needles: str | None = Field(
+    needles: Path | None = Field(
         None,
         description=("needle-set JSONL (extractbench needles); unset: the template set of seed"),
     )
-    schema_file: str | None = Field(
+    schema_file: Path | None = Field(
         None, alias="schema", description=("schema JSON; unset: suites/minea/schema.json")
     )
     seed: int = Field(
@@ -119,7 +119,7 @@ def judge_for(choice: str, models: Models) -> tuple[Backend | None, str]:
 
 
 @lru_cache(maxsize=4)
-def _schema(path: str | None) -> Any:
+def _schema(path: Path | None) -> Any:
     from extractbench.suites.minea.schema import load_schema
 
     return load_schema(path)

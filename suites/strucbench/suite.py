@@ -40,7 +40,7 @@ class StrucbenchOptions(UserFileOptions):
     bertscore_layer: int | None = Field(
         None, ge=1, description=("the encoder layer BERTScore compares (default: its last)")
     )
-    pairs: str | None = Field(
+    pairs: Path | None = Field(
         None,
         description=(
             "a JSON Lines file of the user's own (text, gold table) pairs: the items, instead of "

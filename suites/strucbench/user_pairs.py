@@ -40,7 +40,7 @@ def _gold(fmt: str, table: str, where: str) -> render.GoldTable:
 
 
 def user_items(
-    path_text: str, max_cells: int, opts: UserFileOptions | None = None
+    path_text: str | Path, max_cells: int, opts: UserFileOptions | None = None
 ) -> tuple[list[Item], dict[str, Any]]:
     """The items of the pairs file and what the record says of it (path, SHA-256, pairs
     read, pairs above ``max_cells`` left out by ``file:line``).

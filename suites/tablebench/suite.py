@@ -36,6 +36,11 @@ class TableBenchOptions(SuiteOptions):
     )
     split: str = Field("test", description="hub: the split to read")
 
+    @property
+    def uses_data_dir(self) -> bool:
+        """Whether the items come from the data folder (``source`` is ``local``)."""
+        return self.source == "local"
+
 
 def run_tablebench(item: Item, models: Models, options: TableBenchOptions) -> ItemResult:
     """Generate; the text after the last ``Final Answer:`` is scored with ROUGE-L for

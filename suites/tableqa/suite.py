@@ -36,7 +36,7 @@ class TableQAOptions(UserFileOptions):
             "normalized"
         ),
     )
-    tables: str | None = Field(
+    tables: Path | None = Field(
         None,
         description=(
             "a folder of the user's own tables (.csv, .html): the questions are drawn from them "

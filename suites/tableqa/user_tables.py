@@ -52,7 +52,7 @@ def read_table(path: Path, name: str) -> Table:
 
 
 def user_questions(
-    folder_text: str, per_cell: int, seed: int, opts: UserFileOptions | None = None
+    folder_text: str | Path, per_cell: int, seed: int, opts: UserFileOptions | None = None
 ) -> tuple[SubsetQuestions, dict[str, Any]]:
     """The questions over the tables under ``folder_text`` and what the record says of them
     (folder, tables read, dropped by size, digest of names and bytes); ``opts``: where the
