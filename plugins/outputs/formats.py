@@ -80,10 +80,10 @@ class OutputFormat:
         dest: the attribute of the pytest options and of ``extractbench report``/``merge``'s
             arguments that holds its path; None: given by ``--export`` only.
         export: what ``--export NAME=PATH`` writes, for ``--help``; None: not an export.
+        render: its renderer.
         folder: its path is a folder it writes files into (else one file).
         shows_plots: it shows the run's plots (they are drawn again for it when the
             record's files are gone).
-        render: its renderer.
         locked: the run holds ``<path>.lock`` from its start to its last write.
     """
 
@@ -91,27 +91,29 @@ class OutputFormat:
     option: str
     dest: str | None
     export: str | None
-    folder: bool
-    shows_plots: bool
     render: Render
+    folder: bool = False
+    shows_plots: bool = False
     locked: bool = True
 
 
 FORMATS: tuple[OutputFormat, ...] = (
-    OutputFormat(RECORD, "--report-json", "report_json", None, False, False,
+    OutputFormat(RECORD, "--report-json", "report_json", None,
                  lambda r, p, c: dump_record(r)),
-    OutputFormat("junit", "--junitxml", "junitxml", None, False, False,
+    OutputFormat("junit", "--junitxml", "junitxml", None,
                  lambda r, p, c: junit_xml(r)),
-    OutputFormat("html", "--html", "html", None, False, True,
-                 lambda r, p, c: page_html(r, c.images, c.suite_lines, c.facts, p)),
-    OutputFormat("markdown", "--summary-md", "summary_md", None, False, True,
-                 lambda r, p, c: summary_markdown(r, c.images, p.parent.resolve(), c.suite_lines)),
+    OutputFormat("html", "--html", "html", None,
+                 lambda r, p, c: page_html(r, c.images, c.suite_lines, c.facts, p),
+                 shows_plots=True),
+    OutputFormat("markdown", "--summary-md", "summary_md", None,
+                 lambda r, p, c: summary_markdown(r, c.images, p.parent.resolve(), c.suite_lines),
+                 shows_plots=True),
     OutputFormat("every-eval-ever", "--export every-eval-ever", None,
                  "Every Eval Ever schema 0.3.0: per suite an aggregate JSON and its "
                  "instance-level JSONL under DIR/data/...",
-                 True, False, lambda r, p, c: eee_files(r, c.registry)),
+                 lambda r, p, c: eee_files(r, c.registry), folder=True),
     OutputFormat("ctrf", "--ctrf", "ctrf", "as --ctrf",
-                 False, False, lambda r, p, c: ctrf_json(r, c.ctrf_run_id, c.ci_run_id)),
+                 lambda r, p, c: ctrf_json(r, c.ctrf_run_id, c.ci_run_id)),
 )  # fmt: skip
 
 
