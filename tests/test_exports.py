@@ -13,7 +13,6 @@ import jsonschema
 import pytest
 from extractbench.plugins.cli.main import main as cli_main
 from extractbench.plugins.outputs.formats import ExportError, given_paths
-from extractbench.plugins.record import parse_record
 from extractbench.plugins.outputs.step_summary import STEP_SUMMARY_LIMIT, step_summary_markdown
 from extractbench.plugins.record import parse_record
 

@@ -28,7 +28,7 @@ from extractbench.plugins.outputs.metric_facts import MetricFacts, metric_facts
 from extractbench.plugins.outputs.plots import metric_plots
 from extractbench.plugins.outputs.step_summary import StepSummary, step_summary_markdown
 from extractbench.plugins.outputs.suite_reports import suite_reports
-from extractbench.plugins.record import RunRecord, dump_record
+from extractbench.plugins.record import RunRecord
 from extractbench.plugins.verdict.decision import Verdict
 from extractbench.suites.files import path_kind, write_output
 from extractbench.suites.registry import Registry
