@@ -227,7 +227,8 @@ class Suite(Generic[OptionsT]):
         """Whether the suite reads files of the data dir: it lists some, and its options
         (:meth:`parse_options` of ``options``) do not name data from elsewhere
         (:attr:`suites.suite_options.SuiteOptions.uses_data_dir`: a hub, the user's own files)."""
-        return bool(self.data) and self.parse_options(options).uses_data_dir
+        parsed = self.parse_options(options)  # a bad value is an error even without data
+        return bool(self.data) and parsed.uses_data_dir
 
     def missing_data(
         self, data_dir: Path | None, options: Mapping[str, Any] | SuiteOptions | None = None
