@@ -135,7 +135,8 @@ class Suite(Generic[OptionsT]):
         folder: the folder of the suite's test file (a command's paths select suites by it).
         test: ``"test_file.py::test_function"`` of its parametrized test; pytest node ids
             and JUnit names come from it.
-        load: ``(data_dir, options) -> SuiteData``, every item, deterministic.
+        load: ``(data_dir, options) -> SuiteData``, every item, deterministic (``data_dir``
+            may be None where the options read no data folder).
             Raises ``DataMissing`` (files absent) or ``DataError`` (malformed).
         run: ``(item, models, options) -> ItemResult``: generate and score one item.
             Raises ``ModelError`` (the item fails).
@@ -175,7 +176,7 @@ class Suite(Generic[OptionsT]):
     name: str
     folder: Path
     test: str
-    load: Callable[[Path, OptionsT], SuiteData]
+    load: Callable[[Path | None, OptionsT], SuiteData]
     run: Callable[[Item, Models, OptionsT], ItemResult]
     options: type[OptionsT]
     breakdown: tuple[str, ...] = ()
@@ -227,7 +228,8 @@ class Suite(Generic[OptionsT]):
         """Whether the suite reads files of the data dir: it lists some, and its options
         (:meth:`parse_options` of ``options``) do not name data from elsewhere
         (:attr:`suites.suite_options.SuiteOptions.uses_data_dir`: a hub, the user's own files)."""
-        return bool(self.data) and self.parse_options(options).uses_data_dir
+        parsed = self.parse_options(options)  # a bad value is an error even without data
+        return bool(self.data) and parsed.uses_data_dir
 
     def missing_data(
         self, data_dir: Path | None, options: Mapping[str, Any] | SuiteOptions | None = None

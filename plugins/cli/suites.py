@@ -63,7 +63,7 @@ def _items(suite: Suite, data_dir: Path | None, values: Mapping[str, Any]) -> in
         options = suite.parse_options(values)
         if suite.missing_data(data_dir, options):
             return f"its data is not here (extractbench data fetch {suite.name}, or --data-dir DIR)"
-        return len(suite.load(data_dir, options).items)  # type: ignore[arg-type]
+        return len(suite.load(data_dir, options).items)
     except (DataMissing, DataError) as exc:
         return str(exc)
 

@@ -180,9 +180,9 @@ def read_settings(
     options = {suite: dict(values) for suite, values in table.options.items()}
     for suite, values in parse_suite_options(cli_options).items():
         options.setdefault(suite, {}).update(values)
-    for suite, values in (suite_flags or {}).items():
-        if values:
-            options.setdefault(suite, {}).update(values)
+    for suite, flags in (suite_flags or {}).items():
+        if flags:
+            options.setdefault(suite, {}).update(flags)
     warnings = []
     applied = {loaded, gates_file.resolve() if gates_file is not None else None}
     for project in projects:
