@@ -7,8 +7,8 @@ from pathlib import Path
 
 from extractbench.fixtures.data import DataDirError, resolve_data_dir
 from extractbench.fixtures.models import ModelError, ModelFileError, resolve_model_spec
-from extractbench.fixtures.models.kinds import LLAMA_CPP
-from extractbench.fixtures.models.llama_cpp import LlamaCppBackend, default_threads
+from extractbench.fixtures.models.llama_cpp.backend import LlamaCppBackend, default_threads
+from extractbench.fixtures.models.llama_cpp.kind import LLAMA_CPP
 from extractbench.suites.item import DataError
 from extractbench.suites.model import Backend
 

@@ -16,8 +16,8 @@ from extractbench.fixtures.models.backend_options import (
     option_flag,
     option_metavar,
 )
+from extractbench.fixtures.models.llama_cpp.repack import REPACK_MODES
 from extractbench.fixtures.models.registry import DEFAULT_BACKEND, BackendKind
-from extractbench.fixtures.models.repack import REPACK_MODES
 from extractbench.suites.links import docs_url, install_command
 
 __all__ = ["add_model_options", "add_hardware_options"]
