@@ -56,14 +56,12 @@ def _repack_line() -> str:
 
 
 def doctor_command(args: argparse.Namespace) -> int:
-    """``extractbench doctor``: the llama.cpp build (offload yes/no), torch and CUDA
-    versions, the visible GPUs with their memory, weight repacking, and what
-    ``--n-gpu-layers auto`` / ``--device auto`` pick here (:mod:`fixtures.models.doctor`);
-    always 0 (it decides nothing)."""
-    from extractbench.fixtures.models.doctor import doctor_lines, gather
-    from extractbench.fixtures.models.llama_cpp.repack import decide_here
+    """``extractbench doctor``: each registered backend's section (llama.cpp's build and
+    offload, torch and CUDA, the visible GPUs with their memory, weight repacking, what the
+    ``auto`` options pick here: :mod:`fixtures.models.doctor`); always 0 (it decides
+    nothing)."""
+    from extractbench.fixtures.models.doctor import doctor_lines
 
-    for line in doctor_lines(gather()):
+    for line in doctor_lines():
         print(line)
-    print(f"--weight-repack auto: {decide_here('auto').reason}")
     return 0
