@@ -30,9 +30,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from extractbench.fixtures.data import require_data_dir  # noqa: E402
-from extractbench.fixtures.models.llama_cpp import LlamaCppBackend  # noqa: E402
-from extractbench.fixtures.models.llama_gpu import LlamaCppOptions  # noqa: E402
-from extractbench.fixtures.models.llama_vocab import count_prompt_tokens  # noqa: E402
+from extractbench.fixtures.models.llama_cpp.backend import LlamaCppBackend  # noqa: E402
+from extractbench.fixtures.models.llama_cpp.gpu import LlamaCppOptions  # noqa: E402
+from extractbench.fixtures.models.llama_cpp.vocab import count_prompt_tokens  # noqa: E402
 from extractbench.fixtures.models.routing import routing  # noqa: E402
 from extractbench.plugins.run.selection import stratified_limit  # noqa: E402
 from extractbench.suites.model_files import default_model_path  # noqa: E402

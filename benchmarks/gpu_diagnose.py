@@ -97,9 +97,9 @@ def ended(code: int | None) -> str:
 
 def child(variant: Variant, layers: str, worker_ctx: int | None, threads: int) -> None:
     """One load in this process, as ``variant`` says; prints one JSON line."""
-    from extractbench.fixtures.models.llama_cpp import LlamaCppBackend
-    from extractbench.fixtures.models.llama_gpu import LlamaCppOptions, supports_gpu_offload
-    from extractbench.fixtures.models.llama_vocab import count_prompt_tokens
+    from extractbench.fixtures.models.llama_cpp.backend import LlamaCppBackend
+    from extractbench.fixtures.models.llama_cpp.gpu import LlamaCppOptions, supports_gpu_offload
+    from extractbench.fixtures.models.llama_cpp.vocab import count_prompt_tokens
     from extractbench.suites.model_files import default_model_path
 
     path = (
@@ -194,7 +194,7 @@ def gpu_here() -> tuple[str | None, str]:
     """The ``CUDA_VISIBLE_DEVICES`` entry of the first GPU llama.cpp lists (None: no GPU
     offload here) and one line saying what this machine is."""
     from extractbench.fixtures.models.gpus import llama_devices, physical_id
-    from extractbench.fixtures.models.llama_gpu import supports_gpu_offload
+    from extractbench.fixtures.models.llama_cpp.gpu import supports_gpu_offload
 
     devices = llama_devices() if supports_gpu_offload() else []
     if not devices:

@@ -56,7 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from extractbench.fixtures.data import require_data_dir  # noqa: E402
-from extractbench.fixtures.models.hf_settings import DTYPES  # noqa: E402
+from extractbench.fixtures.models.hf.settings import DTYPES  # noqa: E402
 from extractbench.fixtures.models.routing import routing  # noqa: E402
 from extractbench.plugins.run.selection import rank  # noqa: E402
 from extractbench.suites.fda.items import load_items  # noqa: E402
@@ -171,8 +171,8 @@ class Log:
 
 
 def llama_backend(path: Path, threads: int, layers: str) -> Any:
-    from extractbench.fixtures.models.llama_cpp import LlamaCppBackend
-    from extractbench.fixtures.models.llama_gpu import LlamaCppOptions
+    from extractbench.fixtures.models.llama_cpp.backend import LlamaCppBackend
+    from extractbench.fixtures.models.llama_cpp.gpu import LlamaCppOptions
 
     settings = LlamaCppOptions(n_gpu_layers=layers)
     return LlamaCppBackend(path, n_ctx=4096, n_threads=threads, settings=settings)
@@ -203,7 +203,7 @@ def hf_name(mode: str) -> str:
 def in_process_rows(path: Path, items: list, args: argparse.Namespace, log: Log) -> dict:
     """Every in-process row, group by group (each row on a group before the next group),
     each (row, group) logged as it is done; the rows over what the log holds."""
-    from extractbench.fixtures.models.llama_gpu import supports_gpu_offload
+    from extractbench.fixtures.models.llama_cpp.gpu import supports_gpu_offload
 
     loads: dict[str, float] = {}
     runners: dict[str, Any] = {}  # row name -> (group -> generations)
@@ -219,8 +219,8 @@ def in_process_rows(path: Path, items: list, args: argparse.Namespace, log: Log)
         loads[name] = round(time.perf_counter() - start, 1)
         runners[name] = lambda g, b=backend: llama_group(b, g)
     if "hf" not in args.skip:
-        from extractbench.fixtures.models.hf import HFBackend
-        from extractbench.fixtures.models.hf_settings import HFOptions
+        from extractbench.fixtures.models.hf.backend import HFBackend
+        from extractbench.fixtures.models.hf.settings import HFOptions
 
         start = time.perf_counter()
         settings = HFOptions(device=args.device, dtype=args.dtype)

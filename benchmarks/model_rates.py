@@ -22,7 +22,7 @@ def rates_at(n_threads: int, tokens: list[int]) -> tuple[float, float]:
     auto``). Used by ``suite_bounds.py`` and ``lm_eval_compare.py``."""
     import contextlib
 
-    from extractbench.fixtures.models.repack import decide_here, no_extra_buffers
+    from extractbench.fixtures.models.llama_cpp.repack import decide_here, no_extra_buffers
     from llama_cpp import Llama
 
     loading = contextlib.nullcontext() if decide_here("auto").repack else no_extra_buffers()
@@ -58,7 +58,7 @@ def curve_at(
     ``decode_tok_s`` (this process alone)."""
     import contextlib
 
-    from extractbench.fixtures.models.repack import decide_here, no_extra_buffers
+    from extractbench.fixtures.models.llama_cpp.repack import decide_here, no_extra_buffers
     from llama_cpp import Llama
 
     loading = contextlib.nullcontext() if decide_here("auto").repack else no_extra_buffers()
@@ -92,7 +92,7 @@ def main() -> None:
     """Print the rates for a prompt of ``--tokens`` tokens of an FDA-like text."""
     import argparse
 
-    from extractbench.fixtures.models.llama_vocab import vocabulary
+    from extractbench.fixtures.models.llama_cpp.vocab import vocabulary
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads (default 2)")

@@ -42,7 +42,7 @@ PLAIN = """
 import json
 from pathlib import Path
 import pytest
-from extractbench.fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.fake.backend import FakeBackend
 
 ROWS = json.loads((Path(__file__).parent / "data" / "rows.json").read_text())
 MODEL = FakeBackend()

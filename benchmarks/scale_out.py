@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from extractbench.fixtures.data import require_data_dir  # noqa: E402
-from extractbench.fixtures.models.serve import MODEL_ALIAS, start_server  # noqa: E402
-from extractbench.fixtures.models.server_build import find_llama_server  # noqa: E402
+from extractbench.fixtures.models.llama_cpp.serve import MODEL_ALIAS, start_server  # noqa: E402
+from extractbench.fixtures.models.llama_cpp.server_build import find_llama_server  # noqa: E402
 from extractbench.suites.fda.items import load_items  # noqa: E402
 from extractbench.suites.model_files import default_model_path  # noqa: E402
 

@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from extractbench.fixtures.data import require_data_dir  # noqa: E402
-from extractbench.fixtures.models.llama_vocab import count_prompt_tokens  # noqa: E402
+from extractbench.fixtures.models.llama_cpp.vocab import count_prompt_tokens  # noqa: E402
 from extractbench.plugins.run.selection import stratified_limit  # noqa: E402
 from extractbench.suites.model_files import default_model_path  # noqa: E402
 from extractbench.suites.tableqa.items import load_items  # noqa: E402

@@ -2,7 +2,7 @@
 
 Loads the default model (Gemma 3 270M Q4_K_M) once with llama.cpp's extra buffer types
 (``use_extra_bufts = True``, its default: weights repacked for AMX / AVX2 / AVX-512
-kernels) and once without (``fixtures.models.repack.no_extra_buffers``), each in its own
+kernels) and once without (``fixtures.models.llama_cpp.repack.no_extra_buffers``), each in its own
 subprocess of ``--python`` (default: this interpreter), so that a mode which crashes (on
 an AMX CPU with an AMX build, repacking segfaults: ggml-org/llama.cpp#20824) is reported
 as ``crashed: SIGSEGV`` and the other still runs. Each subprocess measures, with
@@ -25,7 +25,7 @@ greedy text. Run:
 
 ``--python`` measures another llama-cpp-python build (for example one compiled without
 AMX); it needs only llama-cpp-python: the repository is put on its ``PYTHONPATH`` and
-``fixtures/models/repack.py`` is loaded from its file.
+``fixtures/models/llama_cpp/repack.py`` is loaded from its file.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ WORDS = (
 
 
 def load_repack_module():
-    """``fixtures/models/repack.py`` loaded from its file (its package imports the whole
+    """``fixtures/models/llama_cpp/repack.py`` loaded from its file (its package imports the whole
     backend stack, which the measured interpreter need not have)."""
     spec = importlib.util.spec_from_file_location(
         "_weight_repack_fixture", ROOT / "fixtures" / "models" / "repack.py"
@@ -263,7 +263,7 @@ def main() -> None:
         return worker(args)
 
     sys.path.insert(0, str(ROOT))
-    from extractbench.fixtures.models.repack import build_features, cpu_flags, decide
+    from extractbench.fixtures.models.llama_cpp.repack import build_features, cpu_flags, decide
     from extractbench.suites.model_files import default_model_path
 
     model = Path(args.model) if args.model else default_model_path()

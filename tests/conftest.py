@@ -13,11 +13,11 @@ import pytest
 pytest_plugins = ["pytester"]
 
 # torch, where installed, is imported before any test loads llama.cpp, in every test process:
-# the order the product keeps too (fixtures/models/cuda_clash.py). A worker whose files run in
+# the order the product keeps too (fixtures/models/hf/cuda_clash.py). A worker whose files run in
 # another order could otherwise import torch after llama.cpp, or import it twice (an
 # in-process pytester run restores sys.modules, dropping a torch imported inside it).
-from extractbench.fixtures.models.cuda_clash import torch_first  # noqa: E402
-from extractbench.fixtures.models.hf_gguf_cache import CACHE_ENV  # noqa: E402
+from extractbench.fixtures.models.hf.cuda_clash import torch_first  # noqa: E402
+from extractbench.fixtures.models.hf.gguf_cache import CACHE_ENV  # noqa: E402
 from extractbench.suites.files import cache_dir  # noqa: E402
 
 torch_first()
@@ -318,7 +318,7 @@ def llama_server():
     """The built ``llama-server`` (``extractbench server build``); the test skips without
     one, unless ``EXTRACTBENCH_REQUIRE_LLAMA_SERVER`` is true (CI): then it fails, so the
     release gate cannot lose those tests quietly."""
-    from extractbench.fixtures.models.server_build import find_llama_server
+    from extractbench.fixtures.models.llama_cpp.server_build import find_llama_server
     from extractbench.suites.suite_options import truthy
 
     found = find_llama_server()

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from extractbench.fixtures.models.endpoints import rank
-from extractbench.fixtures.models.kind_openai import OpenAIOptions
+from extractbench.fixtures.models.openai.endpoints import rank
+from extractbench.fixtures.models.openai.kind import OpenAIOptions
 from extractbench.suites.model_files import ModelFileError, default_model_path
 
 from tests.conftest import interruptible, read_json, require_installed
@@ -112,7 +112,7 @@ def _server_pids() -> list[int]:
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
             command = cmdline.read_bytes()  # repack off: the server runs under our module
-            if b"llama_cpp.server" in command or b"extractbench.fixtures.models.repack" in command:
+            if b"llama_cpp.server" in command or b"extractbench.fixtures.models.llama_cpp.repack" in command:
                 pids.append(int(cmdline.parent.name))
         except OSError:
             continue
@@ -205,7 +205,7 @@ def test_the_registry_holds_each_backend_and_keeps_the_cache_fingerprints():
 def test_a_backend_entry_point_that_is_not_a_backend_is_one_line(change, says):
     from dataclasses import replace
 
-    from extractbench.fixtures.models.kinds import FAKE
+    from extractbench.fixtures.models.fake.kind import FAKE
     from extractbench.fixtures.models.registry import check_backend_kind
 
     toy = replace(FAKE, name="toy")
@@ -220,7 +220,7 @@ def test_llama_cpp_reuses_a_groups_prefix_and_starts_each_group_with_an_empty_ca
     """Within a group the chunk's KV cache is reused (only the new tokens are evaluated);
     a new group evaluates its whole prompt, whatever ran before it on the worker, so its
     answers do not depend on the order of groups (shards, worker counts)."""
-    from extractbench.fixtures.models.llama_cpp import LlamaCppBackend
+    from extractbench.fixtures.models.llama_cpp.backend import LlamaCppBackend
     from extractbench.fixtures.models.routing import routing
 
     backend = LlamaCppBackend(default_model_path(), n_ctx=512, n_threads=1)
@@ -397,7 +397,7 @@ def test_served_llama_cpp_prefills_a_groups_first_request_from_its_first_token(s
     reuse the previous group's prompt (``cache_prompt: false``), as the in-process backend
     resets; the group's later requests may reuse its prefix. Other servers get no such
     field."""
-    from extractbench.fixtures.models.openai_backend import OpenAIBackend
+    from extractbench.fixtures.models.openai.backend import OpenAIBackend
     from extractbench.fixtures.models.routing import routing
 
     served = OpenAIBackend(server.url, MODEL_ID, fresh_groups=True, max_retries=0)
@@ -457,8 +457,9 @@ def test_credentials_in_the_base_url_reach_no_output(toy, server, mode, monkeypa
 def test_a_spec_without_a_repacking_decision_lets_the_backend_decide_it(monkeypatch):
     """A llama.cpp spec built without ``--weight-repack``'s decision (a test's, a script's)
     must not load repacked weights, which crash AMX CPUs: the backend decides as ``auto``."""
-    import extractbench.fixtures.models.llama_cpp as llama_cpp
-    from extractbench.fixtures.models import ModelSpec, kinds
+    import extractbench.fixtures.models.llama_cpp.backend as llama_cpp
+    from extractbench.fixtures.models import ModelSpec
+    from extractbench.fixtures.models.llama_cpp import kind as kinds
 
     seen: dict = {}
     monkeypatch.setattr(llama_cpp, "LlamaCppBackend", lambda *args, **kwargs: seen.update(kwargs))

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 from extractbench.fixtures.models.cache import GenerationCache, generation_key
-from extractbench.fixtures.models.fake import ScriptedBackend
+from extractbench.fixtures.models.fake.backend import ScriptedBackend
 from extractbench.fixtures.models.wrappers import (
     CachingBackend,
     ReplayBackend,

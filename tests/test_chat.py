@@ -12,8 +12,8 @@ import pytest
 from extractbench.fixtures.models import ModelSpec, resolve_model_spec
 from extractbench.fixtures.models.cache import GenerationCache, generation_key
 from extractbench.fixtures.models.chat import ChatSetup, chat_facts, parse_system_prompt
-from extractbench.fixtures.models.fake import ScriptedBackend
-from extractbench.fixtures.models.llama_gpu import supports_gpu_offload
+from extractbench.fixtures.models.fake.backend import ScriptedBackend
+from extractbench.fixtures.models.llama_cpp.gpu import supports_gpu_offload
 from extractbench.fixtures.models.routing import routing
 from extractbench.fixtures.models.wrappers import CachingBackend, ReplayBackend, recording_calls
 from extractbench.suites.item import Item
@@ -116,16 +116,16 @@ def test_chat_decided_per_model_and_in_the_fingerprint(chat_gguf):
     base = resolve_model_spec("llama-cpp", None, 0, 1, chat="auto")
     assert not base.chat and base.chat_setup.reason == "auto: the model has no chat template"
     # the key of cached completions; ":repack=off" on a CPU whose AMX llama.cpp must avoid
-    completion = f"llama-cpp:{base.info().sha256}:seed=0{base.repack_tag}"
-    # (a CUDA build tags its offload settings after it: fixtures.models.llama_gpu)
+    completion = f"llama-cpp:{base.info().sha256}:seed=0{base.settled_tag}"
+    # (a CUDA build tags its offload settings after it: fixtures.models.llama_cpp.gpu)
     cpu = not supports_gpu_offload()
     assert base.fingerprint() == completion if cpu else base.fingerprint().startswith(completion)
     on = resolve_model_spec("llama-cpp", str(chat_gguf), 0, 1, chat="auto")
     assert on.chat and on.describe()["chat"]["template_source"] == "GGUF tokenizer.chat_template"
     sha = on.chat_setup.template.sha256
-    assert on.fingerprint().endswith(f":seed=0{on.repack_tag}:chat=True:template={sha[:16]}")
+    assert on.fingerprint().endswith(f":seed=0{on.settled_tag}:chat=True:template={sha[:16]}")
     off = resolve_model_spec("llama-cpp", str(chat_gguf), 0, 1, chat="off")
-    plain, got = f"llama-cpp:{off.info().sha256}:seed=0{off.repack_tag}", off.fingerprint()
+    plain, got = f"llama-cpp:{off.info().sha256}:seed=0{off.settled_tag}", off.fingerprint()
     assert not off.chat and ":chat=" not in got
     assert got == plain if cpu else got.startswith(plain)
     brief = resolve_model_spec("llama-cpp", str(chat_gguf), 0, 1, chat="on", system_prompt="X")
@@ -271,8 +271,8 @@ def test_the_rendered_template_keeps_the_table_before_the_question(chat_gguf):
     """llama.cpp reuses a group's KV cache up to the first differing token: the table
     (and the system prompt before it) must come first in the rendered messages."""
     from extractbench.fixtures.models.chat import gguf_template
-    from extractbench.fixtures.models.llama_chat import LlamaChat
-    from extractbench.fixtures.models.llama_vocab import vocabulary
+    from extractbench.fixtures.models.llama_cpp.chat import LlamaChat
+    from extractbench.fixtures.models.llama_cpp.vocab import vocabulary
 
     vocab = vocabulary(chat_gguf)
     chat = LlamaChat(vocab, gguf_template(chat_gguf).text)

@@ -165,7 +165,7 @@ def test_a_base_model_behind_llama_server_s_chatml_fallback_runs_without_a_templ
     the server's fallback, not the model's, so ``--chat auto`` stays on completions (the
     GGUF read when its path is readable here, else the fallback recognised), and ``--chat
     on`` is refused."""
-    from extractbench.fixtures.models.kind_chat import LLAMA_CPP_FALLBACKS
+    from extractbench.fixtures.models.openai.chat import LLAMA_CPP_FALLBACKS
     from extractbench.suites.model_files import default_model_path
 
     path = str(default_model_path()) if where == "same-machine" else "/elsewhere/base.gguf"

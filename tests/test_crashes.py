@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from extractbench.fixtures.models.repack import build_features, cpu_flags, decide
-from extractbench.fixtures.models.serve import server_command
+from extractbench.fixtures.models.llama_cpp.repack import build_features, cpu_flags, decide
+from extractbench.fixtures.models.llama_cpp.serve import server_command
 from extractbench.plugins.run.crashes import crash_message, describe_fault
 from extractbench.plugins.verdict.exit_codes import CRASHED
 
@@ -59,14 +59,14 @@ def test_cpu_flags_come_from_the_first_flags_line(tmp_path):
 
 
 def test_the_server_command_says_no_repack_when_repacking_is_off(tmp_path):
-    from extractbench.fixtures.models.server_build import BuiltServer
+    from extractbench.fixtures.models.llama_cpp.server_build import BuiltServer
 
     binary = BuiltServer(tmp_path / "llama-server", "PATH", None)
     args = dict(model=tmp_path / "m.gguf", port=1, n_ctx=512, n_threads=1, slots=1, seed=0)
     assert "--no-repack" in server_command(**args, binary=binary, repack=False)
     assert "--no-repack" not in server_command(**args, binary=binary, repack=True)
     python = server_command(**args, binary=None, repack=False)
-    assert python[:3] == [sys.executable, "-m", "extractbench.fixtures.models.repack"]
+    assert python[:3] == [sys.executable, "-m", "extractbench.fixtures.models.llama_cpp.repack"]
     assert server_command(**args, binary=None, repack=True)[2] == "llama_cpp.server"
 
 
@@ -139,7 +139,7 @@ SEGFAULTING_BACKEND = """
 import os
 import signal
 
-from extractbench.fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.fake.backend import FakeBackend
 
 _generate = FakeBackend.generate
 

@@ -1,4 +1,4 @@
-"""CUDA llama-cpp-python and CUDA torch in one process (fixtures/models/cuda_clash.py):
+"""CUDA llama-cpp-python and CUDA torch in one process (fixtures/models/hf/cuda_clash.py):
 the decision on every combination, the refusal in a process shaped like the one that
 aborted (fake packages carrying the CUDA libraries' file names), and, where both CUDA
 builds and a GPU are installed, the real libraries in the order the plugin loads them."""
@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from extractbench.fixtures.models import cuda_clash
-from extractbench.fixtures.models.cuda_clash import Loaded, decide
+from extractbench.fixtures.models.hf import cuda_clash
+from extractbench.fixtures.models.hf.cuda_clash import Loaded, decide
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,7 +44,7 @@ def fake_packages(folder: Path, llama_lib: str, torch_lib: str) -> None:
 SCRIPT = """
 import sys
 import llama_cpp
-from extractbench.fixtures.models.cuda_clash import CudaClashError, detect, torch_first
+from extractbench.fixtures.models.hf.cuda_clash import CudaClashError, detect, torch_first
 print(detect())
 try:
     torch_first()
@@ -83,7 +83,7 @@ def _both_cuda_builds() -> bool:
 
 REAL = """
 import sys
-from extractbench.fixtures.models.cuda_clash import torch_first
+from extractbench.fixtures.models.hf.cuda_clash import torch_first
 torch_first()
 import torch
 import llama_cpp

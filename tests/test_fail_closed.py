@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from extractbench.fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.fake.backend import FakeBackend
 from extractbench.fixtures.models.wrappers import CachingBackend
 from extractbench.plugins.cli.main import main as cli_main
 from extractbench.suites.model import ModelLoadError
@@ -211,7 +211,7 @@ def test_an_unwritable_summary_exits_6_and_the_record_says_so(toy, mode):
 def test_a_model_that_fails_to_load_is_one_usage_error(toy, mode):
     toy.makeconftest(
         (toy.path / "conftest.py").read_text()
-        + "\nimport extractbench.fixtures.models.fake as fake\n"
+        + "\nimport extractbench.fixtures.models.fake.backend as fake\n"
         "def _broken(self):\n    raise RuntimeError('tensor data is truncated')\n"
         "fake.FakeBackend.__init__ = _broken\n"
     )

@@ -10,8 +10,8 @@ import time
 
 import pytest
 from extractbench.fixtures.models.cache import GenerationCache
-from extractbench.fixtures.models.fake import ScriptedBackend
-from extractbench.fixtures.models.server_identity import identify_server, server_root
+from extractbench.fixtures.models.fake.backend import ScriptedBackend
+from extractbench.fixtures.models.openai.server_identity import identify_server, server_root
 from extractbench.fixtures.models.wrappers import CachingBackend
 from extractbench.suites.model import ModelError, ModelInfo
 

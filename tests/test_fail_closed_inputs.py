@@ -195,7 +195,7 @@ def test_a_deep_data_line_is_one_usage_line_naming_file_and_line(tmp_path, mode)
 
 
 def test_a_deep_minea_answer_is_a_parse_failure_with_its_reason():
-    from extractbench.fixtures.models.fake import ScriptedBackend
+    from extractbench.fixtures.models.fake.backend import ScriptedBackend
     from extractbench.suites.minea.extraction import extract_document, parse_answer
     from extractbench.suites.minea.schema import load_schema
 

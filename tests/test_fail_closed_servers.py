@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from extractbench.fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.fake.backend import FakeBackend
 
 from tests.conftest import read_json, require_installed
 from tests.fake_openai import MODEL_ID, chat_unless_given
@@ -221,7 +221,7 @@ def test_a_trickling_server_is_cut_at_the_request_timeout(toy, mode, fault):
 def test_the_deadline_bounds_a_request_not_each_read():
     """The client alone: a trickled body fails within the deadline plus one read's wait."""
     import openai
-    from extractbench.fixtures.models.http_client import openai_client
+    from extractbench.fixtures.models.openai.http_client import openai_client
 
     with EvilServer("trickle-body") as server:
         client = openai_client(server.url, 1.5, 0)
@@ -265,7 +265,7 @@ def test_a_retry_after_beyond_the_cap_fails_the_request_at_once(toy, mode):
 
 
 def test_retry_after_is_read_as_seconds_milliseconds_or_an_http_date():
-    from extractbench.fixtures.models.retry_after import (
+    from extractbench.fixtures.models.openai.retry_after import (
         RETRY_AFTER_CAP_S,
         retry_after_s,
         retry_wait,

@@ -1,6 +1,6 @@
 """Gates on a statistic (mean, CI bounds) and on n, and speed as a gated, compared and
 pytest-benchmark-exported measurement; black-box with the fake model (whose timings are
-modelled: ``fixtures.models.fake``), with and without -n 2."""
+modelled: ``fixtures.models.fake.backend``), with and without -n 2."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from extractbench.fixtures.models.fake import DECODE_TOKENS_PER_S, PREFILL_TOKENS_PER_S
+from extractbench.fixtures.models.fake.backend import DECODE_TOKENS_PER_S, PREFILL_TOKENS_PER_S
 from extractbench.plugins.verdict.gates import MEAN_N_FLOOR, GateError, parse_gate
 from extractbench.plugins.verdict.speed import change_text, speed_changes, speed_stats
 

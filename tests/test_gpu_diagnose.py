@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from extractbench.fixtures.models.llama_gpu import supports_gpu_offload
+from extractbench.fixtures.models.llama_cpp.gpu import supports_gpu_offload
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "gpu_diagnose.py"

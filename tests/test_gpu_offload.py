@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from extractbench.fixtures.models.backend_options import parse_backend_options
 from extractbench.fixtures.models.gpus import Gpu
-from extractbench.fixtures.models.llama_gpu import (
+from extractbench.fixtures.models.llama_cpp.gpu import (
     CPU_DEFAULTS,
     CUDA_BUILD_COMMAND,
     LlamaCppOptions,
@@ -107,7 +107,7 @@ def test_this_cpu_build_runs_auto_on_the_cpu_and_refuses_layers():
     """The installed (CPU) llama-cpp-python: the defaults load with no layer offloaded
     and flash attention off, ``--flash-attn on`` turns it on in llama.cpp, and an explicit
     layer count is refused at load."""
-    from extractbench.fixtures.models.llama_cpp import LlamaCppBackend
+    from extractbench.fixtures.models.llama_cpp.backend import LlamaCppBackend
     from extractbench.suites.model_files import default_model_path
 
     default_gguf = default_model_path()

@@ -10,7 +10,7 @@ import json
 import os
 
 import pytest
-from extractbench.fixtures.models.llama_gpu import supports_gpu_offload
+from extractbench.fixtures.models.llama_cpp.gpu import supports_gpu_offload
 
 from tests.conftest import TOY_CONFTEST, read_json, require_installed, toy_rows
 
@@ -39,7 +39,7 @@ def pytest_sessionfinish(session):
 """
 
 BATCHING_BACKEND = '''
-from extractbench.fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.fake.backend import FakeBackend
 from extractbench.fixtures.models.registry import BackendKind
 from extractbench.suites.model import Capabilities, Generation, ModelInfo
 
@@ -71,7 +71,7 @@ TOY = BackendKind(
 OOM_ABOVE_TWO = """
 import torch
 
-import extractbench.fixtures.models.hf as hf_module
+import extractbench.fixtures.models.hf.backend as hf_module
 
 _real = hf_module.generate_rows
 

@@ -18,7 +18,7 @@ import json
 import os
 
 import extractbench.fixtures.models.gpus as gpus
-import extractbench.fixtures.models.llama_gpu as llama_gpu
+import extractbench.fixtures.models.llama_cpp.gpu as llama_gpu
 import llama_cpp
 import llama_cpp.llama_cpp as native
 from extractbench.fixtures.models.gpus import Gpu

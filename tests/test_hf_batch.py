@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 from extractbench.fixtures.models.backend_options import parse_backend_options
-from extractbench.fixtures.models.hf_batch import (
+from extractbench.fixtures.models.hf.batch import (
     BatchOutOfMemory,
     StopEach,
     cut_at_stop,
     largest_power_of_two,
     run_in_batches,
 )
-from extractbench.fixtures.models.hf_prefix import MIN_SHARED, split_point
-from extractbench.fixtures.models.hf_settings import (
+from extractbench.fixtures.models.hf.prefix import MIN_SHARED, split_point
+from extractbench.fixtures.models.hf.settings import (
     HFOptions,
     fingerprint_tag,
     resolve_placement,

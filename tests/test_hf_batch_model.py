@@ -36,8 +36,8 @@ def requests() -> list[Request]:
 @pytest.fixture(scope="module")
 def hf():
     require_installed("transformers", "torch")
-    from extractbench.fixtures.models.hf import HFBackend
-    from extractbench.fixtures.models.hf_settings import HFOptions
+    from extractbench.fixtures.models.hf.backend import HFBackend
+    from extractbench.fixtures.models.hf.settings import HFOptions
     from extractbench.suites.model_files import default_model_path, file_sha256
 
     path = default_model_path()  # with its digest: transformers' conversion is kept and reused
@@ -81,7 +81,7 @@ def test_prefix_reuse_gives_the_whole_prompt_answers(hf, alone):
 
 
 def test_auto_halves_on_an_injected_out_of_memory_error(hf, alone, monkeypatch):
-    import extractbench.fixtures.models.hf as hf_module
+    import extractbench.fixtures.models.hf.backend as hf_module
     import torch
 
     real = hf_module.generate_rows

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 from extractbench.fixtures.models.cache import GenerationCache
-from extractbench.fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.fake.backend import FakeBackend
 from extractbench.fixtures.models.prefetch import prefetch_group, requests_of
 from extractbench.fixtures.models.wrappers import CachingBackend, recording_calls
 from extractbench.suites.item import Item

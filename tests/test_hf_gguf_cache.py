@@ -1,4 +1,4 @@
-"""The kept transformers conversion of a GGUF file (fixtures/models/hf_gguf_cache.py): a
+"""The kept transformers conversion of a GGUF file (fixtures/models/hf/gguf_cache.py): a
 folder counts only once finished and for its own file, a failed or unwritable save leaves
 nothing behind and never raises. (Loading from it is exercised by every hf test after the
 first: the answers there are compared with llama.cpp's and between runs.)"""
@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 import pytest
-from extractbench.fixtures.models import hf_gguf_cache
-from extractbench.fixtures.models.hf_gguf_cache import converted_folder, is_complete, save_converted
+from extractbench.fixtures.models.hf import gguf_cache as hf_gguf_cache
+from extractbench.fixtures.models.hf.gguf_cache import converted_folder, is_complete, save_converted
 
 SHA = "ab" * 32
 
@@ -81,7 +81,7 @@ def test_an_unwritable_cache_is_reported_not_raised(tmp_path, monkeypatch):
 
 
 def test_a_damaged_kept_conversion_is_one_error_naming_the_folder(tmp_path, monkeypatch):
-    from extractbench.fixtures.models.hf import HFBackend, _versions
+    from extractbench.fixtures.models.hf.backend import HFBackend, _versions
     from extractbench.suites.model import ModelError
 
     from tests.conftest import require_installed

@@ -231,11 +231,93 @@ def test_suite_options_are_read_by_attribute_never_by_string_key():
     assert found == []
 
 
-BACKEND_HOMES = {  # the registry, the backend table, and each backend's own module
-    "fixtures/models/registry.py", "fixtures/models/kinds.py", "fixtures/models/kind_openai.py",
-    "fixtures/models/llama_cpp.py", "fixtures/models/hf.py", "fixtures/models/openai_backend.py",
-    "fixtures/models/fake.py",
+MODELS = "fixtures/models"
+BACKEND_FOLDERS = tuple(  # each backend's own folder: its kind, options, backend and helpers
+    sorted(p.parent.relative_to(ROOT).as_posix() for p in (ROOT / MODELS).glob("*/kind.py"))
+)
+REGISTRY = f"{MODELS}/registry.py"
+
+
+def _backend_home(rel: str) -> str | None:
+    """The backend folder ``rel`` (a path from the root) lies in, or None."""
+    return next((f for f in BACKEND_FOLDERS if rel.startswith(f + "/")), None)
+
+
+# Imports of a backend's folder from outside it that remain: --serve and `extractbench
+# server` start and build llama.cpp's own server for a llama-cpp model file; a GGUF's chat
+# template is read through llama.cpp's GGUF reader and checked with its Jinja formatter (by
+# every backend that reads GGUF files, and for a llama-server's reported template).
+SERVED_BY_LLAMA = {
+    "fixtures/served.py", "fixtures/plugin.py", "plugins/cli/server.py",
+    "plugins/cli/bundle_make.py", "fixtures/models/chat.py", "fixtures/models/openai/chat.py",
 }  # fmt: skip
+FOREIGN_IMPORTS = {(path, "fixtures/models/llama_cpp") for path in SERVED_BY_LLAMA}
+
+
+def _folder_of(module: str) -> str | None:
+    """The backend folder an imported module lies in, or None."""
+    parts = module.split(".")
+    if parts[:3] != ["extractbench", "fixtures", "models"] or len(parts) < 4:
+        return None
+    folder = f"{MODELS}/{parts[3]}"
+    return folder if folder in BACKEND_FOLDERS else None
+
+
+def _backend_imports(tree: ast.AST) -> list[tuple[int, str, str]]:
+    """``(line, backend folder, name bound here)`` of every import from a backend folder,
+    ``TYPE_CHECKING`` blocks included."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            for alias in node.names:
+                folder = _folder_of(f"{node.module}.{alias.name}")
+                if folder is not None:
+                    found.append((node.lineno, folder, alias.asname or alias.name))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                folder = _folder_of(alias.name)
+                if folder is not None:
+                    found.append((node.lineno, folder, alias.asname or alias.name))
+    return found
+
+
+def test_the_built_in_backends_each_have_their_folder():
+    assert {f.rsplit("/", 1)[1] for f in BACKEND_FOLDERS} >= {"llama_cpp", "hf", "openai", "fake"}
+
+
+def test_no_module_imports_a_backend_folder_from_outside_it():
+    """A backend is its folder (its kind, options, backend and helpers) and its entry point:
+    the harness reaches it through the registry's ``BackendKind`` hooks only, so a backend
+    another package registers is one as good as the built-in ones."""
+    found = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            for line, folder, _ in _backend_imports(ast.parse(path.read_text(encoding="utf-8"))):
+                if folder != _backend_home(rel) and (rel, folder) not in FOREIGN_IMPORTS:
+                    found.append(f"{rel}:{line}: imports {folder}")
+    assert found == []
+
+
+def test_no_module_checks_isinstance_against_another_backends_classes():
+    """``isinstance(spec.settled, LlamaSettled)`` outside llama_cpp/ is the shared code
+    knowing a backend: each backend reads its own options and settled state."""
+    found = []
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            rel = path.relative_to(ROOT).as_posix()
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            foreign = {name: folder for _, folder, name in _backend_imports(tree)
+                       if folder != _backend_home(rel) and (rel, folder) not in FOREIGN_IMPORTS}  # fmt: skip
+            for node in ast.walk(tree):
+                if not (isinstance(node, ast.Call) and ast.unparse(node.func) == "isinstance"):
+                    continue
+                classes = node.args[1] if len(node.args) > 1 else None
+                names = {ast.unparse(c).split(".")[0] for c in getattr(classes, "elts", [classes])}
+                found += [
+                    f"{rel}:{node.lineno}: {n} of {foreign[n]}" for n in names if n in foreign
+                ]
+    assert found == []
 
 
 def _compared_strings(tree: ast.AST) -> list[tuple[int, str]]:
@@ -266,7 +348,8 @@ def test_no_code_but_the_registry_and_the_backends_compares_a_backend_name():
         f"{path.relative_to(ROOT).as_posix()}:{line}: {value!r}"
         for package in PACKAGES
         for path in sorted((ROOT / package).rglob("*.py"))
-        if path.relative_to(ROOT).as_posix() not in BACKEND_HOMES
+        if path.relative_to(ROOT).as_posix() != REGISTRY
+        and _backend_home(path.relative_to(ROOT).as_posix()) is None
         for line, value in _compared_strings(ast.parse(path.read_text(encoding="utf-8")))
         if value in names
     ]

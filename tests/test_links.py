@@ -12,7 +12,7 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
-from extractbench.fixtures.models.doctor import Facts, doctor_lines
+from extractbench.fixtures.models.hf.doctor import HFFacts, lines
 from extractbench.suites.links import docs_url, in_checkout, install_command, run_command
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,9 +43,9 @@ def test_extras_and_the_run_command_for_an_installed_package(tmp_path):
     assert run_command("kv", tmp_path) == "pytest --pyargs extractbench.suites.kv"
     assert run_command(None, tmp_path) == "pytest --pyargs extractbench.suites"
     assert run_command("kv", ROOT) == "pytest suites/kv"
-    lines = doctor_lines(Facts())  # neither llama-cpp-python nor torch installed
-    assert "  torch: not installed (pip install 'extractbench[hf]')" in lines
-    assert not any("pip install -e" in line for line in lines)
+    said = lines(HFFacts())  # torch not installed
+    assert "  torch: not installed (pip install 'extractbench[hf]')" in said
+    assert not any("pip install -e" in line for line in said)
 
 
 def test_help_links_the_published_pages(tmp_path):

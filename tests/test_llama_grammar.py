@@ -1,12 +1,12 @@
 """Greedy decoding under a grammar with the best tokens checked first gives the same tokens
-as llama-cpp-python's whole-vocabulary check (fixtures/models/llama_grammar.py), on the
+as llama-cpp-python's whole-vocabulary check (fixtures/models/llama_cpp/grammar.py), on the
 default model: where the model's best token is allowed, where one of its best few is, and
 where none of them is."""
 
 from __future__ import annotations
 
 import pytest
-from extractbench.fixtures.models.llama_cpp import LlamaCppBackend
+from extractbench.fixtures.models.llama_cpp.backend import LlamaCppBackend
 from extractbench.suites.minea.extraction import ENTITY_GRAMMAR, FIRST_CUE, PROMPT
 from extractbench.suites.model_files import default_model_path
 

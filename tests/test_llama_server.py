@@ -13,8 +13,8 @@ import os
 from pathlib import Path
 
 import pytest
-from extractbench.fixtures.models.endpoints import rank
-from extractbench.fixtures.models.serve import MODEL_ALIAS, LocalServer, start_server
+from extractbench.fixtures.models.llama_cpp.serve import MODEL_ALIAS, LocalServer, start_server
+from extractbench.fixtures.models.openai.endpoints import rank
 from extractbench.suites.model_files import default_model_path
 
 from tests.conftest import read_json, toy_rows

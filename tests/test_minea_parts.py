@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from extractbench.fixtures.models.fake import ScriptedBackend
+from extractbench.fixtures.models.fake.backend import ScriptedBackend
 from extractbench.suites.item import DataError
 from extractbench.suites.minea import encoder as encoder_module
 from extractbench.suites.minea.encoder import resolve_encoder, windows

@@ -50,7 +50,7 @@ def test_minea_answers_are_the_same_with_the_shared_prefix_reused_or_not():
     default model finds entities), extracted with two further calls: its calls with the
     piece's prefix taken from the KV cache give the answers of the same calls prefilled
     whole, among them entities (not only empty lists)."""
-    from extractbench.fixtures.models.llama_cpp import LlamaCppBackend
+    from extractbench.fixtures.models.llama_cpp.backend import LlamaCppBackend
     from extractbench.suites.registry import Registry
 
     suite = Registry.installed().suites["minea"]

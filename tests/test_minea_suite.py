@@ -24,7 +24,7 @@ import re
 
 import pytest
 
-from extractbench.fixtures.models.fake import ScriptedBackend
+from extractbench.fixtures.models.fake.backend import ScriptedBackend
 
 
 def paragraph_heads(prompt):

@@ -117,7 +117,7 @@ from dataclasses import replace
 from pydantic import Field
 
 from extractbench.fixtures.models.backend_options import BackendOptions
-from extractbench.fixtures.models.fake import FakeBackend
+from extractbench.fixtures.models.fake.backend import FakeBackend
 from extractbench.fixtures.models.registry import BackendKind
 from extractbench.suites.model import Capabilities, Generation, ModelInfo
 

@@ -21,9 +21,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from extractbench.fixtures.models import server_build
-from extractbench.fixtures.models.repack import decide_here
-from extractbench.fixtures.models.server_build import find_llama_server, installed_llama_cpp_version
+from extractbench.fixtures.models.llama_cpp import server_build
+from extractbench.fixtures.models.llama_cpp.repack import decide_here
+from extractbench.fixtures.models.llama_cpp.server_build import (
+    find_llama_server,
+    installed_llama_cpp_version,
+)
 from extractbench.suites.files import sha256_of
 
 pytestmark = pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")

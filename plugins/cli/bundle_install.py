@@ -225,7 +225,7 @@ def install(folder: Path, args: argparse.Namespace) -> dict:
     steps.run(f"verify the data in {data}", [*cli, "data", "verify", str(data)], env, source)
     server = _llama.find_server(build_dir) if build and not args.no_server else None
     if server is not None:
-        where = _ask(python, "from extractbench.fixtures.models.server_build import built_server_dir, "
+        where = _ask(python, "from extractbench.fixtures.models.llama_cpp.server_build import built_server_dir, "
                      "installed_llama_cpp_version as v;print(built_server_dir(v()))", source)  # fmt: skip
         facts = {"llama_cpp_python": where.name, "source": "extractbench bundle install (one build)",
                  "build_dir": str(build_dir), "cmake_args": build[0].command[-2:],

@@ -52,7 +52,7 @@ every extra file), list sources and licenses.
     extractbench bundle install DIR [--venv PATH] [--cpu] [--cuda-arch ARCHS]
 
 build llama.cpp's ``llama-server`` from the llama.cpp vendored in llama-cpp-python's
-source into the user cache (``fixtures.models.server_build``), which ``--serve`` then
+source into the user cache (``fixtures.models.llama_cpp.server_build``), which ``--serve`` then
 starts with parallel slots; ``which`` prints the server ``--serve`` would start.
 ``doctor`` prints what this machine offers the backends (llama.cpp's GPU offload, torch and
 CUDA, the GPUs) and what the ``auto`` options pick here (``fixtures.models.doctor``).

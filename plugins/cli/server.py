@@ -14,7 +14,7 @@ __all__ = ["server_command"]
 def server_command(args: argparse.Namespace) -> int:
     """``extractbench server build|which``: 0 done, 1 ``which`` found no llama-server,
     4 the build could not start or failed (one line on stderr)."""
-    from extractbench.fixtures.models.server_build import (
+    from extractbench.fixtures.models.llama_cpp.server_build import (
         ServerBuildError,
         build_server,
         find_llama_server,
@@ -48,7 +48,7 @@ def server_command(args: argparse.Namespace) -> int:
 
 def _repack_line() -> str:
     """What ``--serve`` will ask of llama-server's weight repacking on this machine."""
-    from extractbench.fixtures.models.repack import decide_here
+    from extractbench.fixtures.models.llama_cpp.repack import decide_here
 
     decision = decide_here("auto")
     flag = "with --no-repack" if not decision.repack else "with repacking (llama.cpp's default)"
@@ -56,14 +56,12 @@ def _repack_line() -> str:
 
 
 def doctor_command(args: argparse.Namespace) -> int:
-    """``extractbench doctor``: the llama.cpp build (offload yes/no), torch and CUDA
-    versions, the visible GPUs with their memory, weight repacking, and what
-    ``--n-gpu-layers auto`` / ``--device auto`` pick here (:mod:`fixtures.models.doctor`);
-    always 0 (it decides nothing)."""
-    from extractbench.fixtures.models.doctor import doctor_lines, gather
-    from extractbench.fixtures.models.repack import decide_here
+    """``extractbench doctor``: each registered backend's section (llama.cpp's build and
+    offload, torch and CUDA, the visible GPUs with their memory, weight repacking, what the
+    ``auto`` options pick here: :mod:`fixtures.models.doctor`); always 0 (it decides
+    nothing)."""
+    from extractbench.fixtures.models.doctor import doctor_lines
 
-    for line in doctor_lines(gather()):
+    for line in doctor_lines():
         print(line)
-    print(f"--weight-repack auto: {decide_here('auto').reason}")
     return 0

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from extractbench.fixtures.data import DataDirError, resolve_data_dir
 from extractbench.fixtures.models import ModelError, ModelFileError, resolve_model_spec
-from extractbench.fixtures.models.kinds import LLAMA_CPP
-from extractbench.fixtures.models.llama_cpp import LlamaCppBackend, default_threads
+from extractbench.fixtures.models.core_share import default_threads
+from extractbench.fixtures.models.registry import DEFAULT_BACKEND, backend_kind
 from extractbench.suites.item import DataError
 from extractbench.suites.model import Backend
 
@@ -19,18 +19,16 @@ class CliTools:
     """:class:`suites.protocol.CommandTools` for the ``extractbench`` command."""
 
     def load_model(self, path: str | None, seed: int, n_ctx: int) -> tuple[Backend, str]:
-        """llama-cpp in process, one worker's threads, the weight-repack decision of this
-        machine (``--weight-repack auto``)."""
+        """The default backend in process (:attr:`BackendKind.load_sized`), one worker's
+        threads, the decisions of this machine (``--weight-repack auto``)."""
         try:
-            spec = resolve_model_spec(LLAMA_CPP.name, path, seed, default_threads(1))
+            kind = backend_kind(DEFAULT_BACKEND)
+            spec = resolve_model_spec(kind.name, path, seed, default_threads(1))
         except ModelFileError as exc:
             raise ModelError(str(exc)) from None
-        assert spec.path is not None
-        repack = spec.repack.repack if spec.repack is not None else True
-        model = LlamaCppBackend(
-            spec.path, n_ctx=n_ctx, n_threads=spec.n_threads, seed=seed, repack=repack
-        )
-        return model, spec.path.name
+        if kind.load_sized is None:
+            raise ModelError(f"--backend {kind.name} cannot load a model for a command")
+        return kind.load_sized(spec, n_ctx), spec.info().name
 
     def data_dir(self, option: str | None) -> Path | None:
         """:func:`fixtures.data.resolve_data_dir`."""

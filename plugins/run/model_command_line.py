@@ -16,8 +16,7 @@ from extractbench.fixtures.models.backend_options import (
     option_flag,
     option_metavar,
 )
-from extractbench.fixtures.models.registry import DEFAULT_BACKEND, BackendKind
-from extractbench.fixtures.models.repack import REPACK_MODES
+from extractbench.fixtures.models.registry import DEFAULT_BACKEND, WEIGHT_REPACK_MODES, BackendKind
 from extractbench.suites.links import docs_url, install_command
 
 __all__ = ["add_model_options", "add_hardware_options"]
@@ -117,7 +116,7 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
     group.addoption(
         "--weight-repack",
         default="auto",
-        choices=REPACK_MODES,
+        choices=WEIGHT_REPACK_MODES,
         help="llama.cpp (in process and --serve): let llama.cpp repack the weights for this "
         "CPU at load (its extra buffer types: AMX, CPU_REPACK). auto (default): off on a CPU "
         "with Intel AMX (amx_tile in /proc/cpuinfo) when the llama.cpp build has AMX "

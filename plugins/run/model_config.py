@@ -61,11 +61,6 @@ def _check_concurrency(concurrency: int, backend: str, serve: bool) -> None:
         )
 
 
-# What a remote backend's model is (BackendKind.remote): for a judge they come from
-# --judge-base-url and --judge-model, for --serve from the server it starts.
-REMOTE_FIELDS = ("base_url", "model_name")
-
-
 def _backend_options(config: pytest.Config) -> dict[str, Any]:
     """The options of the backend that answers the run (``--serve``: the serving
     backend's, without what the server decides, and the served backend's options the
@@ -97,7 +92,8 @@ def _backend_options(config: pytest.Config) -> dict[str, Any]:
         if judge is not None:
             own = _pick(given, _fields(judge, True))
             if judge.remote:
-                own |= {"base_url": get("judge_base_url") or (), "model_name": get("judge_model")}
+                urls, name = judge.remote_fields
+                own |= {urls: get("judge_base_url") or (), name: get("judge_model")}
             judged = parse_backend_options(judge.options, own)
         gpus = parse_gpus(given.get("gpus"))
         serving = parse_backend_options(model.options, _pick(given, served)) if serve else None
@@ -111,10 +107,10 @@ SERVED_FIELDS = ("n_gpu_layers", "flash_attn")
 
 
 def _fields(kind: BackendKind, remote_set_elsewhere: bool) -> set[str]:
-    """The option names ``kind`` reads, less ``REMOTE_FIELDS`` of a remote backend whose
-    server is named elsewhere (a judge's, ``--serve``'s)."""
+    """The option names ``kind`` reads, less its ``remote_fields`` (a remote backend's
+    server named elsewhere: a judge's, ``--serve``'s)."""
     names = set(kind.options.model_fields)
-    return names - set(REMOTE_FIELDS) if kind.remote and remote_set_elsewhere else names
+    return names - set(kind.remote_fields) if kind.remote and remote_set_elsewhere else names
 
 
 def _pick(given: Mapping[str, Any], names: set[str]) -> dict[str, Any]:

@@ -1,0 +1,137 @@
+"""A backend is one folder and one entry point: a package outside extractbench, laid out as
+the built-in backends are (``fixtures/models/<name>/``: its options, its backend, its
+settled state and its kind), installed as a dist-info on ``sys.path``, runs a suite, has
+its section in ``extractbench doctor`` and its settled state in the run record."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import read_json
+
+OPTIONS = """
+from pydantic import Field
+
+from extractbench.fixtures.models.backend_options import BackendOptions
+
+
+class EchoOptions(BackendOptions):
+    suffix: str = Field("", description="text added after each answer")
+"""
+
+BACKEND = '''
+from dataclasses import replace
+
+from extractbench.fixtures.models.fake.backend import FakeBackend
+
+
+class EchoBackend(FakeBackend):
+    """The fake model, its answers followed by a suffix."""
+
+    def __init__(self, suffix):
+        super().__init__()
+        self.suffix = suffix
+
+    def generate(self, prompt, **kwargs):
+        out = super().generate(prompt, **kwargs)
+        return replace(out, text=out.text + self.suffix)
+'''
+
+KIND = """
+from dataclasses import dataclass, replace
+
+from extractbench.fixtures.models.registry import BackendKind, SettledState
+from extractbench.suites.model import Capabilities, ModelInfo
+from toy_echo.backend import EchoBackend
+from toy_echo.options import EchoOptions
+
+
+@dataclass(frozen=True)
+class EchoSettled(SettledState):
+    lanes: int
+
+    def fingerprint_tag(self, spec):
+        return f":lanes={self.lanes}"
+
+    def identity(self, spec):
+        return {"toy_echo": {"suffix": spec.options.suffix}}
+
+    def machine(self, spec):
+        return {"toy_echo_machine": {"lanes": self.lanes}}
+
+
+ECHO = BackendKind(
+    name="toy-echo",
+    resolve=lambda spec, model: spec,
+    settle=lambda spec, tuning: replace(spec, settled=EchoSettled(1)),
+    info=lambda spec: ModelInfo("echo-lookup", "toy-echo", "", ""),
+    fingerprint=lambda spec: f"toy-echo:seed={spec.seed}{spec.settled_tag}",
+    load=lambda spec, items: EchoBackend(spec.options.suffix),
+    capabilities=lambda spec, items: Capabilities(),
+    description="the fake model with a suffix",
+    options=EchoOptions,
+    doctor=lambda: ["toy echo (--backend toy-echo)", "  lanes here: 1"],
+)
+"""
+
+
+def _install(site: Path) -> dict[str, str]:
+    """The toy backend's package and its dist-info under ``site``; the environment that
+    puts it on ``sys.path``."""
+    package = site / "toy_echo"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text('"""A backend of another package."""\n')
+    for name, text in {"options": OPTIONS, "backend": BACKEND, "kind": KIND}.items():
+        (package / f"{name}.py").write_text(text)
+    dist = site / "toy_echo-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-echo\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text(
+        "[extractbench.backends]\ntoy-echo = toy_echo.kind:ECHO\n"
+    )
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+    }
+
+
+def test_a_backend_package_runs_a_suite_and_shows_in_doctor_and_the_record(toy, monkeypatch):
+    env = _install(toy.path / "site")
+    doctor = subprocess.run(
+        [sys.executable, "-m", "extractbench.plugins.cli.main", "doctor"],
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    lines = doctor.stdout.splitlines()
+    assert "toy echo (--backend toy-echo)" in lines and "  lanes here: 1" in lines
+    assert lines.index("toy echo (--backend toy-echo)") > lines.index(
+        "llama.cpp (--backend llama-cpp)"
+    )
+    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+    result = toy.runpytest_subprocess(
+        "--backend", "toy-echo", "--suffix", " echo", "--data-dir", "data",
+        "--report-json", "r.json", "-p", "no:cacheprovider",
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    model = read_json(toy.path / "r.json")["model"]
+    assert model["backend"] == "toy-echo" and model["fingerprint"] == "toy-echo:seed=0:lanes=1"
+    assert model["toy_echo"] == {"suffix": " echo"} and model["options"] == {"suffix": " echo"}
+    assert list(model)[-1] == "toy_echo_machine" and model["toy_echo_machine"] == {"lanes": 1}
+    assert list(model).index("toy_echo") < list(model).index("options")
+    predictions = [it["prediction"] for it in read_json(toy.path / "r.json")["items"]]
+    assert predictions and all(p.endswith(" echo") for p in predictions)
+
+
+@pytest.mark.parametrize("folder", ["llama_cpp", "hf", "openai", "fake"])
+def test_each_built_in_backend_has_the_same_shape(folder):
+    """The built-in backends are laid out as a third-party one is: a folder with its kind."""
+    from importlib.metadata import entry_points
+
+    here = Path(__file__).resolve().parents[1] / "fixtures" / "models" / folder
+    assert (here / "kind.py").is_file() and (here / "__init__.py").is_file()
+    values = {ep.value for ep in entry_points(group="extractbench.backends")}
+    assert any(v.startswith(f"extractbench.fixtures.models.{folder}.kind:") for v in values)
