@@ -32,13 +32,12 @@ from extractbench.fixtures.nodes import bench_item_of
 from extractbench.fixtures.plugin import MODELS_KEY, setup_models
 from extractbench.plugins.outputs.benchmark_json import SpeedFeed
 from extractbench.plugins.run import collection
-from extractbench.plugins.run.command_line import add_options
+from extractbench.plugins.run.command_line import add_hardware_options, add_options
 from extractbench.plugins.run.command_suites import selected_suites
 from extractbench.plugins.run.config import CONFIG_KEY, run_config
 from extractbench.plugins.run.controller import Controller
 from extractbench.plugins.run.early_stop import EarlyStop
 from extractbench.plugins.run.item_record import ItemRecorder, redact_report, report_entry
-from extractbench.plugins.run.model_command_line import add_hardware_options
 from extractbench.plugins.run.run_order import stops_when_decided
 from extractbench.plugins.run.serve_start import ServeStart
 from extractbench.plugins.run.state import STATE_KEY, RunState
