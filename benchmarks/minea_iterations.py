@@ -26,8 +26,8 @@ from extractbench.suites.minea.extraction import extract_document  # noqa: E402
 from extractbench.suites.minea.items import load_items  # noqa: E402
 from extractbench.suites.minea.matching import match_needle  # noqa: E402
 from extractbench.suites.minea.needles import Needle  # noqa: E402
+from extractbench.suites.minea.options import MineaOptions  # noqa: E402
 from extractbench.suites.minea.schema import load_schema  # noqa: E402
-from extractbench.suites.minea.suite import MineaOptions  # noqa: E402
 from extractbench.suites.model_files import default_model_path  # noqa: E402
 
 

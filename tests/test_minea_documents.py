@@ -75,7 +75,7 @@ def test_the_items_are_built_once_and_rebuilt_when_an_input_or_the_code_changes(
     (equal, item for item) without building; a changed document, option or code builds
     them again."""
     from extractbench.suites.minea import items as minea_items
-    from extractbench.suites.minea.suite import MineaOptions
+    from extractbench.suites.minea.options import MineaOptions
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(pytester.path / "cache"))
     _documents(pytester)

@@ -593,7 +593,7 @@ def test_relevance_is_meteor_and_spread_is_relative_std():
 def test_needles_command_writes_the_default_set_of_a_run(tmp_path, capsys):
     from extractbench.plugins.cli.main import main
     from extractbench.suites.minea.items import needle_set
-    from extractbench.suites.minea.suite import MineaOptions
+    from extractbench.suites.minea.options import MineaOptions
 
     assert main(["needles", str(tmp_path / "n.jsonl"), "--per-type", "3", "--seed", "2"]) == 0
     written = read_needles(tmp_path / "n.jsonl")

@@ -92,7 +92,7 @@ def test_every_installed_suite_option_says_what_it_is():
 
 
 def test_options_are_described_with_their_type_range_and_default():
-    from extractbench.suites.minea.suite import MineaOptions
+    from extractbench.suites.minea.options import MineaOptions
     from extractbench.suites.suite_options import describe_options, dump_options
 
     rows = {row["name"]: row for row in describe_options(MineaOptions)}

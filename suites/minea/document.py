@@ -9,7 +9,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from extractbench.suites.chains import run_chains
 from extractbench.suites.item import Item
@@ -18,13 +18,11 @@ from extractbench.suites.minea.extraction import Extraction, extract_document
 from extractbench.suites.minea.infusion import Placement, remove_needles
 from extractbench.suites.minea.matching import CRITERIA, judge_needle, match_needle
 from extractbench.suites.minea.needles import Needle
+from extractbench.suites.minea.options import MineaOptions
 from extractbench.suites.minea.quality import lost_in_the_middle, quality_scores
 from extractbench.suites.minea.schema import Schema
 from extractbench.suites.minea.scoring import criteria_table, minea_scores
 from extractbench.suites.model import Backend, Generation
-
-if TYPE_CHECKING:
-    from extractbench.suites.minea.suite import MineaOptions
 
 __all__ = ["DocumentResult", "evaluate_document", "load_scorers"]
 

@@ -11,7 +11,7 @@ from extractbench.suites.files import UserFiles, data_file, distinct_ids, inside
 from extractbench.suites.item import DataError, DataMissing
 from extractbench.suites.jsonl import iter_jsonl
 from extractbench.suites.links import docs_url
-from extractbench.suites.minea.suite import MineaOptions
+from extractbench.suites.minea.options import MineaOptions
 
 __all__ = ["MANIFEST", "find_haystacks"]
 

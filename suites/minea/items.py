@@ -42,8 +42,8 @@ from extractbench.suites.minea.needles import (
     needles_text,
     read_needles,
 )
+from extractbench.suites.minea.options import MineaOptions
 from extractbench.suites.minea.schema import Schema, load_schema
-from extractbench.suites.minea.suite import MineaOptions
 from extractbench.suites.suite_options import dump_options
 
 __all__ = ["MANIFEST", "load_items", "needle_set", "deal", "pick_decoys"]
