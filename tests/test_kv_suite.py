@@ -242,3 +242,19 @@ def test_a_line_or_a_document_over_its_limit_is_one_line_naming_how_to_raise_it(
         "over the limit of 5e-05 MB for one of your files; raise it with --suite-option kv.max_file_mb=N"
         in text
     )
+
+
+def test_without_a_config_file_the_reports_stay_in_the_folder_the_command_runs_in(pytester):
+    """With no pytest configuration file, pytest takes its rootdir from the arguments that
+    name paths, ``--data-dir DIR`` after a space included: the run's files still go to
+    ``reports/`` where the command runs, never into DIR or a folder above."""
+    _project(pytester)
+    (pytester.path / "pyproject.toml").unlink()
+    elsewhere = pytester.path.parent / f"{pytester.path.name}-data"
+    elsewhere.mkdir()
+    result = _run(pytester, "--data-dir", str(elsewhere), "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    (record,) = (pytester.path / "reports").glob("*.json")
+    assert len(json.loads(record.read_text())["items"]) == 20
+    assert not (elsewhere / "reports").exists()
+    assert not (pytester.path.parent / "reports").exists()

@@ -241,7 +241,8 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         "--report-json",
         metavar="PATH",
         default=None,
-        help="where to write the JSON run record (default reports/<run-id>.json under rootdir).",
+        help="where to write the JSON run record (default reports/<run-id>.json beside the "
+        "project's pytest configuration file, or, with none, in the folder the command runs in).",
     )
     _export_options(group)
     return group

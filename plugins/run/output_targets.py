@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 from extractbench.plugins.outputs.ctrf import ci_run_id
@@ -17,7 +18,17 @@ from extractbench.plugins.outputs.paths import path_problems
 from extractbench.plugins.outputs.step_summary import step_summary_target
 from extractbench.plugins.outputs.write import Targets
 
-__all__ = ["output_targets"]
+__all__ = ["output_targets", "reports_folder"]
+
+
+def reports_folder(config: pytest.Config) -> Path:
+    """The default folder of a run's files: ``reports/`` under the rootdir of the pytest
+    configuration file the run loaded (the project's), or, with none, under the folder
+    the command runs in. Without a configuration file pytest takes its rootdir from the
+    arguments that name existing paths, an option's value included (``--data-dir DIR``),
+    which would put the run's files into the data folder or above the working folder."""
+    base = config.rootpath if config.inipath is not None else config.invocation_params.dir
+    return base / "reports"
 
 
 def output_targets(
@@ -25,7 +36,7 @@ def output_targets(
 ) -> Targets:
     """Where this run writes: each format of :data:`plugins.outputs.formats.FORMATS` given
     by its option or ``--export`` (the record: ``--report-json``, else
-    ``reports/RUN_ID.json`` under the rootdir; JUnit and HTML: ``taken``, the values the
+    ``reports/RUN_ID.json`` in :func:`reports_folder`; JUnit and HTML: ``taken``, the values the
     harness took over from pytest's and pytest-html's options, by format name), the step
     summary and the CTRF run id.
 
@@ -43,7 +54,7 @@ def output_targets(
         paths = given_paths(config.getoption("export"), own)
     except ExportError as exc:
         raise pytest.UsageError(str(exc)) from None
-    paths.setdefault(RECORD, config.rootpath / "reports" / f"{run_id}.json")
+    paths.setdefault(RECORD, reports_folder(config) / f"{run_id}.json")
     files, folders = named_outputs(paths)
     problems = path_problems(
         [("--baseline", config.getoption("baseline")), ("--rescore", rescore_path)],
