@@ -40,7 +40,6 @@ from extractbench.plugins.run.shard import Shard, parse_shard
 from extractbench.plugins.verdict.decision import GateSet
 from extractbench.plugins.verdict.gates import GateError
 from extractbench.plugins.verdict.speed import check_max_slowdown
-from extractbench.suites.model import SettingsError as BackendSettingsError
 from extractbench.suites.registry import Registry
 from extractbench.suites.suite_options import SuiteOptions
 
@@ -371,7 +370,7 @@ def _backend_options(config: pytest.Config) -> dict[str, Any]:
             judged = parse_backend_options(judge.options, own)
         gpus = parse_gpus(given.get("gpus"))
         serving = parse_backend_options(model.options, _pick(given, served)) if serve else None
-    except BackendSettingsError as exc:
+    except SettingsError as exc:
         raise pytest.UsageError(str(exc)) from None
     return dict(backend_options=options, judge_options=judged, gpus=gpus, serve_options=serving)
 

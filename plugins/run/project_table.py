@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from extractbench.suites.model import SettingsError
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
 
 __all__ = [
@@ -21,10 +22,6 @@ __all__ = [
     "read_project_table",
     "top_level_gates",
 ]
-
-
-class SettingsError(ValueError):
-    """A config file or an option holds a value the harness cannot use (one line)."""
 
 
 class ProjectTable(BaseModel):
