@@ -111,5 +111,7 @@ def test_reasoning_before_a_closing_tag_is_not_scored_in_completion_mode(toy, mo
     scores = {it["id"]: it["scores"]["accuracy"] for it in record["items"]}
     assert scores == {"toy/d0/answer": 0.0, "toy/d1/answer": 1.0}
     [call] = next(it for it in record["items"] if it["id"] == "toy/d0/answer")["calls"]
-    assert call["text"].strip() == "Let me reason: II</think>unknown" and call["answer_rules"] == ["think"]
+    assert call["text"].strip() == "Let me reason: II</think>unknown" and call["answer_rules"] == [
+        "think"
+    ]
     assert record["chat"]["rules"]["think"] == 1

@@ -112,7 +112,10 @@ def _server_pids() -> list[int]:
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
             command = cmdline.read_bytes()  # repack off: the server runs under our module
-            if b"llama_cpp.server" in command or b"extractbench.fixtures.models.llama_cpp.repack" in command:
+            if (
+                b"llama_cpp.server" in command
+                or b"extractbench.fixtures.models.llama_cpp.repack" in command
+            ):
                 pids.append(int(cmdline.parent.name))
         except OSError:
             continue

@@ -171,6 +171,7 @@ def test_speed_of_logged_calls():
 
 def test_a_speed_change_reads_as_the_two_rates_and_their_factor():
     """A rate that grew 54 times reads "54x faster", not "98.2% faster"."""
+
     def text(metric, current, base):
         return change_text({"metric": f"fda/{metric}", "current": current, "baseline": base})
 

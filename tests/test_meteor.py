@@ -147,7 +147,9 @@ def test_without_any_wordnet_meteor_is_not_computed_and_says_how_to_get_it(monke
     try:
         assert meteor("a b", "a b") is None
         status = wordnet_status()
-        assert status["computed"] is False and "pip install 'extractbench[meteor]'" in status["reason"]
+        assert (
+            status["computed"] is False and "pip install 'extractbench[meteor]'" in status["reason"]
+        )
     finally:
         meteor_module._package.cache_clear()
         meteor_module.wordnet_reader.cache_clear()

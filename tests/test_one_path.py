@@ -186,7 +186,10 @@ def test_a_third_party_backend_installs_through_the_entry_point(toy, monkeypatch
     for args, needle in [
         (["--backend", "toy-shout", "--exclaim", "9"], "--exclaim 9: must be <= 3"),
         (["--backend", "toy-shout", "--exclaim", "x"], "--exclaim x: must be int"),
-        (["--backend", "fake", "--exclaim", "1"], "applies to --backend toy-shout, not --backend fake"),
+        (
+            ["--backend", "fake", "--exclaim", "1"],
+            "applies to --backend toy-shout, not --backend fake",
+        ),
         (["--backend", "toy-shout", "--batch-size", "2"], "applies to --backend hf in process"),
     ]:
         result = toy.runpytest_subprocess(*args, "--data-dir", "data")

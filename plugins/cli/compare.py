@@ -147,11 +147,7 @@ def _speed_lines(result: RecordComparison) -> list[str]:
         speed_stats(it.model_dump() for it in result.new.items),
         speed_stats(it.model_dump() for it in result.old.items), None,
     )  # fmt: skip
-    lines = [
-        f"  {c.metric}: {change_text(c)}"
-        for c in changes
-        if c.slowdown is not None
-    ]
+    lines = [f"  {c.metric}: {change_text(c)}" for c in changes if c.slowdown is not None]
     return (
         ["", "speed, new against old (model calls answered in each run):", *lines] if lines else []
     )
