@@ -204,7 +204,7 @@ QWEN3_NO_THINKING = (
 )  # fmt: skip
 def test_the_template_check_finds_what_a_call_can_send(template, rejected, opens):
     from extractbench.fixtures.models.chat_probe import check_template
-    from extractbench.fixtures.models.llama_cpp.chat import renderer
+    from extractbench.fixtures.models.gguf import renderer
 
     check = check_template(renderer(None, template), "m.gguf")
     assert (check.system_rejected, check.opens_think) == (rejected, opens)
@@ -212,7 +212,7 @@ def test_the_template_check_finds_what_a_call_can_send(template, rejected, opens
 
 def test_a_template_that_drops_the_user_text_is_a_usage_error():
     from extractbench.fixtures.models.chat_probe import check_template
-    from extractbench.fixtures.models.llama_cpp.chat import renderer
+    from extractbench.fixtures.models.gguf import renderer
     from extractbench.suites.model_files import ModelFileError
 
     with pytest.raises(ModelFileError, match="renders a user message without its text"):

@@ -267,17 +267,6 @@ def _backend_home(rel: str) -> str | None:
     return next((f for f in BACKEND_FOLDERS if rel.startswith(f + "/")), None)
 
 
-# Imports of a backend's folder from outside it that remain: --serve and `extractbench
-# server` start and build llama.cpp's own server for a llama-cpp model file; a GGUF's chat
-# template is read through llama.cpp's GGUF reader and checked with its Jinja formatter (by
-# every backend that reads GGUF files, and for a llama-server's reported template).
-SERVED_BY_LLAMA = {
-    "fixtures/served.py", "fixtures/plugin.py", "plugins/cli/server.py",
-    "plugins/cli/bundle_make.py", "fixtures/models/chat.py", "fixtures/models/openai/chat.py",
-}  # fmt: skip
-FOREIGN_IMPORTS = {(path, "fixtures/models/llama_cpp") for path in SERVED_BY_LLAMA}
-
-
 def _folder_of(module: str) -> str | None:
     """The backend folder an imported module lies in, or None."""
     parts = module.split(".")
@@ -318,7 +307,7 @@ def test_no_module_imports_a_backend_folder_from_outside_it():
         for path in sorted((ROOT / package).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
             for line, folder, _ in _backend_imports(ast.parse(path.read_text(encoding="utf-8"))):
-                if folder != _backend_home(rel) and (rel, folder) not in FOREIGN_IMPORTS:
+                if folder != _backend_home(rel):
                     found.append(f"{rel}:{line}: imports {folder}")
     assert found == []
 
@@ -332,7 +321,7 @@ def test_no_module_checks_isinstance_against_another_backends_classes():
             rel = path.relative_to(ROOT).as_posix()
             tree = ast.parse(path.read_text(encoding="utf-8"))
             foreign = {name: folder for _, folder, name in _backend_imports(tree)
-                       if folder != _backend_home(rel) and (rel, folder) not in FOREIGN_IMPORTS}  # fmt: skip
+                       if folder != _backend_home(rel)}  # fmt: skip
             for node in ast.walk(tree):
                 if not (isinstance(node, ast.Call) and ast.unparse(node.func) == "isinstance"):
                     continue

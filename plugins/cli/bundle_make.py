@@ -217,11 +217,9 @@ def make_bundle(spec: BundleSpec, download: Callable[[list[str], Path, str], Non
             shutil.copy2(spec.llama_wheel, stage / "sdist" / spec.llama_wheel.name)
             llama_file = stage / "sdist" / spec.llama_wheel.name
         else:
-            from extractbench.fixtures.models.llama_cpp.server_build import (
-                installed_llama_cpp_version,
-            )
+            from extractbench.fixtures.models.doctor import version_of
 
-            version = spec.llama_version or installed_llama_cpp_version()
+            version = spec.llama_version or version_of(LLAMA)
             if not version:
                 raise BundleError(f"{LLAMA} is not installed here: pass --llama-version V", 4)
             progress(f"bundle: {LLAMA}=={version} source (pip download)")

@@ -1,10 +1,10 @@
-"""``extractbench server build|which``: the llama-server ``--serve`` starts."""
+"""``extractbench server build|which``: the server program ``--serve`` starts for the default
+backend's model files (:attr:`fixtures.models.registry.ServeSupport.build` and ``which``)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from extractbench.plugins.verdict.exit_codes import USAGE_ERROR
 
@@ -12,47 +12,31 @@ __all__ = ["server_command"]
 
 
 def server_command(args: argparse.Namespace) -> int:
-    """``extractbench server build|which``: 0 done, 1 ``which`` found no llama-server,
-    4 the build could not start or failed (one line on stderr)."""
-    from extractbench.fixtures.models.llama_cpp.server_build import (
-        ServerBuildError,
-        build_server,
-        find_llama_server,
-    )
+    """``extractbench server build|which``: 0 done, 1 ``which`` found no server program,
+    4 the build could not start or failed, or the backend serves nothing (one line on
+    stderr)."""
+    from extractbench.fixtures.models.registry import DEFAULT_BACKEND, backend_kind
+    from extractbench.fixtures.models.serving import ServeError
 
+    support = backend_kind(DEFAULT_BACKEND).serve
+    if support is None or support.which is None or support.build is None:
+        print(f"extractbench server: --backend {DEFAULT_BACKEND} has no --serve server",
+              file=sys.stderr)  # fmt: skip
+        return USAGE_ERROR
     if args.server_command == "which":
-        found = find_llama_server()
-        if found is None:
-            print("no llama-server: --serve starts llama-cpp-python's one-slot server "
-                  "(run extractbench server build)")  # fmt: skip
-            return 1
-        print(f"{found.binary} ({found.source})")
-        print(_repack_line())
-        return 0
+        found, lines = support.which()
+        print("\n".join(lines))
+        return 0 if found else 1
     if args.jobs is not None and args.jobs < 1:
         print(f"extractbench server build: --jobs {args.jobs}: must be at least 1", file=sys.stderr)
         return USAGE_ERROR
     try:
-        build_server(
-            args.version,
-            sdist=Path(args.sdist) if args.sdist else None,
-            jobs=args.jobs,
-            if_missing=args.if_missing,
-        )
-    except ServerBuildError as exc:
+        lines = support.build(args)
+    except ServeError as exc:
         print(f"extractbench server build: {exc}", file=sys.stderr)
         return USAGE_ERROR
-    print(_repack_line())
+    print("\n".join(lines))
     return 0
-
-
-def _repack_line() -> str:
-    """What ``--serve`` will ask of llama-server's weight repacking on this machine."""
-    from extractbench.fixtures.models.llama_cpp.repack import decide_here
-
-    decision = decide_here("auto")
-    flag = "with --no-repack" if not decision.repack else "with repacking (llama.cpp's default)"
-    return f"--serve starts it {flag}: weight repacking {decision.reason}"
 
 
 def doctor_command(args: argparse.Namespace) -> int:
