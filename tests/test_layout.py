@@ -294,6 +294,19 @@ def _backend_imports(tree: ast.AST) -> list[tuple[int, str, str]]:
     return found
 
 
+def _backend_paths_in_strings(tree: ast.AST) -> list[tuple[int, str]]:
+    """``(line, backend folder)`` of every string naming a module of a backend folder by its
+    full dotted path: code a child interpreter imports (``python -c "from ..."``)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            for module in re.findall(r"extractbench\.fixtures\.models\.\w+", node.value):
+                folder = _folder_of(module)
+                if folder is not None:
+                    found.append((node.lineno, folder))
+    return found
+
+
 def test_the_built_in_backends_each_have_their_folder():
     assert {f.rsplit("/", 1)[1] for f in BACKEND_FOLDERS} >= {"llama_cpp", "hf", "openai", "fake"}
 
@@ -306,7 +319,9 @@ def test_no_module_imports_a_backend_folder_from_outside_it():
     for package in PACKAGES:
         for path in sorted((ROOT / package).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
-            for line, folder, _ in _backend_imports(ast.parse(path.read_text(encoding="utf-8"))):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            named = [(line, folder) for line, folder, _ in _backend_imports(tree)]
+            for line, folder in named + _backend_paths_in_strings(tree):
                 if folder != _backend_home(rel):
                     found.append(f"{rel}:{line}: imports {folder}")
     assert found == []

@@ -225,8 +225,8 @@ def install(folder: Path, args: argparse.Namespace) -> dict:
     steps.run(f"verify the data in {data}", [*cli, "data", "verify", str(data)], env, source)
     server = _llama.find_server(build_dir) if build and not args.no_server else None
     if server is not None:
-        where = _ask(python, "from extractbench.fixtures.models.llama_cpp.server_build import built_server_dir, "
-                     "installed_llama_cpp_version as v;print(built_server_dir(v()))", source)  # fmt: skip
+        where = _ask(python, "from extractbench.fixtures.models.registry import DEFAULT_BACKEND, "
+                     "backend_kind as k;print(k(DEFAULT_BACKEND).serve.build_folder())", source)  # fmt: skip
         facts = {"llama_cpp_python": where.name, "source": "extractbench bundle install (one build)",
                  "build_dir": str(build_dir), "cmake_args": build[0].command[-2:],
                  "seconds": steps.times["llama.cpp build (in the background)"]}  # fmt: skip
