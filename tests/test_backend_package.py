@@ -1,7 +1,8 @@
 """A backend is one folder and one entry point: a package outside extractbench, laid out as
 the built-in backends are (``fixtures/models/<name>/``: its options, its backend, its
 settled state and its kind), installed as a dist-info on ``sys.path``, runs a suite, has
-its section in ``extractbench doctor`` and its settled state in the run record."""
+its section in ``extractbench doctor`` and its settled state in the run record; one with a
+``serve`` hook runs under ``--serve``, its own server started, used and stopped."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import read_json
+
+ROOT = Path(__file__).resolve().parents[1]
 
 OPTIONS = """
 from pydantic import Field
@@ -80,24 +83,87 @@ ECHO = BackendKind(
 """
 
 
+SERVED_KIND = """
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from extractbench.fixtures.models.registry import BackendKind, ServeSupport
+from extractbench.suites.model import ModelInfo
+from tests.fake_openai import MODEL_ID, FakeOpenAIServer
+
+
+@dataclass
+class ToyServer:
+    fake: FakeOpenAIServer
+    slots: int
+
+    def describe(self):
+        return {"program": "toy-server", "slots": self.slots}
+
+    def watch(self, on_death):
+        return threading.Thread(target=lambda: None)
+
+    def stop(self):
+        self.fake.stop()
+        Path("toy-server-stopped").write_text("yes")
+
+
+@dataclass(frozen=True)
+class ToyPlan:
+    fake: FakeOpenAIServer = field(compare=False)
+    slots: int
+    n_threads: int
+    model: Path = Path("toy.model")
+
+    @property
+    def url(self):
+        return self.fake.url
+
+    @property
+    def label(self):
+        return f"toy-server x{self.slots}"
+
+
+def _start(plan, n_ctx):
+    Path("toy-server-started").write_text(str(n_ctx))
+    return ToyServer(plan.fake.start(), plan.slots)
+
+
+SERVED = BackendKind(
+    name="toy-served",
+    resolve=lambda spec, model: spec,
+    info=lambda spec: ModelInfo("toy", "toy-served", "", ""),
+    fingerprint=lambda spec: f"toy-served:seed={spec.seed}",
+    load=lambda spec, items: None,
+    description="a model only a toy server serves",
+    serve=ServeSupport(
+        by="openai", model_name=MODEL_ID,
+        plan=lambda spec, request: ToyPlan(FakeOpenAIServer(), request.slots, request.n_threads),
+        start=_start, settled=lambda spec: None,
+    ),
+)
+"""
+
+
 def _install(site: Path) -> dict[str, str]:
     """The toy backend's package and its dist-info under ``site``; the environment that
     puts it on ``sys.path``."""
     package = site / "toy_echo"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text('"""A backend of another package."""\n')
-    for name, text in {"options": OPTIONS, "backend": BACKEND, "kind": KIND}.items():
+    modules = {"options": OPTIONS, "backend": BACKEND, "kind": KIND, "served_kind": SERVED_KIND}
+    for name, text in modules.items():
         (package / f"{name}.py").write_text(text)
     dist = site / "toy_echo-0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-echo\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text(
         "[extractbench.backends]\ntoy-echo = toy_echo.kind:ECHO\n"
+        "toy-served = toy_echo.served_kind:SERVED\n"
     )
-    return {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
-    }
+    paths = [str(site), str(ROOT), os.environ.get("PYTHONPATH", "")]  # ROOT: tests.fake_openai
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
 
 
 def test_a_backend_package_runs_a_suite_and_shows_in_doctor_and_the_record(toy, monkeypatch):
@@ -124,6 +190,27 @@ def test_a_backend_package_runs_a_suite_and_shows_in_doctor_and_the_record(toy, 
     assert list(model).index("toy_echo") < list(model).index("options")
     predictions = [it["prediction"] for it in read_json(toy.path / "r.json")["items"]]
     assert predictions and all(p.endswith(" echo") for p in predictions)
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_backend_package_with_a_serve_hook_runs_under_serve(toy, monkeypatch, workers):
+    """``--serve`` plans, starts and stops the package's own server through its
+    ``ServeSupport``; the openai backend answers from it; the record names it."""
+    monkeypatch.setenv("PYTHONPATH", _install(toy.path / "site")["PYTHONPATH"])
+    result = toy.runpytest_subprocess(
+        "--backend", "toy-served", "--serve", "--chat", "off", "--data-dir", "data",
+        "--report-json", "r.json", "-p", "no:cacheprovider", *workers,
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    record = read_json(toy.path / "r.json")
+    slots = 2 if workers else 1
+    assert record["model"]["backend"] == f"openai (--serve: toy-server x{slots})"
+    assert record["model"]["fingerprint"].startswith(f"served-toy-serverx{slots}:")
+    assert record["settings"]["server"] == {"program": "toy-server", "slots": slots}
+    predictions = [it["prediction"] for it in record["items"]]
+    assert predictions and all(isinstance(p, str) for p in predictions)
+    assert (toy.path / "toy-server-started").read_text() == "None"  # no window known
+    assert (toy.path / "toy-server-stopped").read_text() == "yes"
 
 
 @pytest.mark.parametrize("folder", ["llama_cpp", "hf", "openai", "fake"])
