@@ -23,10 +23,7 @@ from pathlib import Path
 import pytest
 from extractbench.fixtures.models.llama_cpp import server_build
 from extractbench.fixtures.models.llama_cpp.repack import decide_here
-from extractbench.fixtures.models.llama_cpp.server_build import (
-    find_llama_server,
-    installed_llama_cpp_version,
-)
+from extractbench.fixtures.models.llama_cpp.server_build import find_llama_server, llama_cpp_version
 from extractbench.suites.files import sha256_of
 
 pytestmark = pytest.mark.skipif(shutil.which("cmake") is None, reason="needs cmake")
@@ -127,8 +124,7 @@ def test_build_downloads_the_source_with_pip_from_the_index_and_compiles_llama_s
 
 
 def test_serve_prefers_the_built_server_then_path_then_none(tmp_path, cache, monkeypatch):
-    version = installed_llama_cpp_version()
-    assert version, "llama-cpp-python is a dependency"
+    version = llama_cpp_version()  # llama-cpp-python is a dependency
     on_path = tmp_path / "bin" / "llama-server"
     on_path.parent.mkdir()
     on_path.write_text("#!/bin/sh\n")

@@ -19,14 +19,14 @@ def server_command(args: argparse.Namespace) -> int:
     from extractbench.fixtures.models.serving import ServeError
 
     support = backend_kind(DEFAULT_BACKEND).serve
-    if support is None or support.which is None or support.build is None:
-        print(f"extractbench server: --backend {DEFAULT_BACKEND} has no --serve server",
-              file=sys.stderr)  # fmt: skip
-        return USAGE_ERROR
     if args.server_command == "which":
+        if support is None or support.which is None:
+            return _no_server("which")
         found, lines = support.which()
         print("\n".join(lines))
         return 0 if found else 1
+    if support is None or support.build is None:
+        return _no_server("build")
     if args.jobs is not None and args.jobs < 1:
         print(f"extractbench server build: --jobs {args.jobs}: must be at least 1", file=sys.stderr)
         return USAGE_ERROR
@@ -37,6 +37,15 @@ def server_command(args: argparse.Namespace) -> int:
         return USAGE_ERROR
     print("\n".join(lines))
     return 0
+
+
+def _no_server(command: str) -> int:
+    """One line for a default backend with nothing to ``command`` (another package's)."""
+    from extractbench.fixtures.models.registry import DEFAULT_BACKEND
+
+    print(f"extractbench server {command}: --backend {DEFAULT_BACKEND} has no --serve server "
+          f"to {command}", file=sys.stderr)  # fmt: skip
+    return USAGE_ERROR
 
 
 def doctor_command(args: argparse.Namespace) -> int:
