@@ -32,13 +32,17 @@ a reasoning block or a fence that opens with a newline is not cut to nothing.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+
+from extractbench.suites import safe_json
 
 __all__ = [
     "RULES", "ParsedAnswer", "parse_answer", "first_content_stop", "finish_chat_answer",
-    "finish_completion_answer", "engine_stops", "prompt_cues",
+    "finish_completion_answer", "engine_stops", "prompt_cues", "json_in_answer",
 ]  # fmt: skip
 
 RULES = ("think", "fence", "cue", "whitespace")
@@ -186,3 +190,31 @@ def prompt_cues(prompt: str) -> tuple[str, ...]:
     array):``); none otherwise."""
     last = prompt.rstrip().rpartition("\n")[2].strip()
     return (last,) if last.endswith(":") and len(last) <= 80 else ()
+
+
+def json_in_answer(text: str) -> tuple[Any, str, str]:
+    """The JSON value a model's answer holds: the one parser of MINEA's entity arrays and
+    ``kv``'s schema objects.
+
+    The value begins at the answer's first ``[`` (an array, MINEA's answer), or at its
+    first ``{`` when that comes first and the answer begins with it; it runs to the end of
+    the answer (text after it makes it invalid: an answer is scored as a whole). Parsed with
+    :func:`suites.safe_json.loads` (nesting limited).
+
+    Returns:
+        (value, body, problem): the parsed value (None when it did not parse), the text
+        from its first bracket on (``""`` when there is none), and ``""`` when the body
+        is valid JSON as a whole, else one line saying why not (``no JSON array or
+        object``, ``not valid JSON: ...``, ``nested deeper than 100 levels``).
+    """
+    start = text.find("[")
+    brace = text.find("{")
+    if start < 0 or (0 <= brace < start and text.lstrip().startswith("{")):
+        start = brace
+    if start < 0:
+        return None, "", "no JSON array or object"
+    body = text[start:].strip()
+    try:
+        return safe_json.loads(body), body, ""
+    except json.JSONDecodeError as exc:
+        return None, body, exc.msg if safe_json.too_deep(exc) else f"not valid JSON: {exc.msg}"

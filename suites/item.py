@@ -86,6 +86,8 @@ class Item:
             the answer's first non-space character (:func:`suites.answers.first_content_stop`):
             for a prompt that ends without a cue, to which a model may answer with a
             newline first (Table QA's article-exact prompt, ``answer_cue=""``).
+        grammar: a GBNF grammar the answer is decoded under where the backend honours one
+            (``kv``'s schema mode: the JSON Schema's grammar), or None.
     """
 
     id: str
@@ -99,6 +101,7 @@ class Item:
     # chat and instruct models
     system: str = ""
     stop_after_content: bool = False
+    grammar: str | None = None
 
     @property
     def suite(self) -> str:
@@ -111,7 +114,7 @@ class Item:
             "id": self.id, "group": self.group, "prefix": str(self.prefix), "suffix": self.suffix,
             "reference": self.reference, "meta": dict(self.meta), "max_tokens": self.max_tokens,
             "stop": list(self.stop), "system": self.system,
-            "stop_after_content": self.stop_after_content,
+            "stop_after_content": self.stop_after_content, "grammar": self.grammar,
         }  # fmt: skip
 
     @classmethod
@@ -121,11 +124,11 @@ class Item:
 
     def request(self) -> Request:
         """The item's first model call, as :func:`suites.protocol.generate` makes it: its
-        prompt, budget, system text, and the stop sequences the engine gets (without the
-        whitespace-only ones when ``stop_after_content``: those are applied afterwards)."""
+        prompt, budget, system text, grammar, and the stop sequences the engine gets (without
+        the whitespace-only ones when ``stop_after_content``: those are applied afterwards)."""
         stop = engine_stops(self.stop) if self.stop_after_content else self.stop
         return Request(
-            self.prompt, self.max_tokens, tuple(stop), prefix=str(self.prefix),
+            self.prompt, self.max_tokens, tuple(stop), self.grammar, prefix=str(self.prefix),
             route=self.group, system=self.system or None,
         )  # fmt: skip
 

@@ -1,5 +1,7 @@
 """The ``kv`` suite's items: a user's JSON Lines file of (document, key, value), built into
-FDA-style items (prompt ``{chunk}\\n{key}:``, the chunk that holds the value).
+FDA-style items (by default the prompt ``{chunk}\\n{key}:``, the chunk that holds the value;
+``kv.prompt``, ``kv.system``, ``kv.max_tokens`` and ``kv.whole_document`` change that). With
+``kv.schema`` the file holds (document, expected object) lines: :mod:`suites.kv.schema`.
 
 Each line is one JSON object::
 
@@ -19,18 +21,20 @@ from pathlib import Path
 from typing import Any
 
 from extractbench.suites.derived_cache import digest_of
-from extractbench.suites.fda.items import MAX_TOKENS, STOP, chunk_documents
+from extractbench.suites.fda.chunking import CHUNK_TOKENS
+from extractbench.suites.fda.items import STOP, chunk_documents
 from extractbench.suites.files import UserFiles
 from extractbench.suites.item import DataError, Item, SuiteData
 from extractbench.suites.jsonl import check_fields, iter_jsonl
-from extractbench.suites.kv.suite import KvOptions
+from extractbench.suites.kv.suite import FDA_PROMPT, KvOptions
 from extractbench.suites.links import docs_url
 
-__all__ = ["read_rows", "build_items", "load_items"]
+__all__ = ["read_rows", "build_items", "load_items", "prompt_parts", "protocol", "read_document"]
 
 DEFAULTS = KvOptions()  # the suite's options when a caller gives none
 
 _PATH_LIKE = re.compile(r"\.[A-Za-z0-9]{1,8}$")
+_PLACEHOLDER = re.compile(r"\{(chunk|document|key)\}")
 
 
 def _slug(text: str) -> str:
@@ -45,7 +49,7 @@ def _values(value: Any) -> list[str] | None:
     return None
 
 
-def _document(text: str, files: UserFiles, where: str) -> tuple[str, str]:
+def read_document(text: str, files: UserFiles, where: str) -> tuple[str, str]:
     """(doc_id, text) of a ``document`` field: a file's path as written (inside the items
     file's folder, or ``kv.root``), or the text."""
     if "\n" not in text and len(text) < 1024 and _PATH_LIKE.search(text.strip()):
@@ -88,7 +92,7 @@ def read_rows(
         if values is None:
             raise DataError(f"{where}: value must be a non-empty string or a list of them")
         item_id = row.get("id")
-        doc_id, text = _document(row["document"], files, where)
+        doc_id, text = read_document(row["document"], files, where)
         if not text.strip():
             raise DataError(f"{where}: document {doc_id!r} is empty")
         documents[doc_id] = text
@@ -110,11 +114,39 @@ def read_rows(
     return rows, documents
 
 
+def prompt_parts(template: str, system: str, document: str, key: str) -> tuple[str, str]:
+    """(prefix, suffix) of an item's prompt: ``template`` with ``{chunk}`` (or
+    ``{document}``) replaced by ``document`` and ``{key}`` by ``key`` (other braces are
+    kept as written); ``system`` and a blank line before it when given. The prefix is the
+    part before the first ``{key}`` when that part holds the document (shared by the
+    document's items, its KV cache reused), else only the system text.
+
+    ``prompt_parts(FDA_PROMPT, "", chunk, key) == (chunk + "\\n", key + ":")``: the FDA
+    task's prompt.
+    """
+
+    def fill(text: str) -> str:  # one pass: a document's own "{key}" stays as written
+        return _PLACEHOLDER.sub(lambda m: key if m.group(1) == "key" else document, text)
+
+    head, _, _ = template.partition("{key}")
+    lead = system + "\n\n" if system else ""
+    full = lead + fill(template)
+    prefix = lead + fill(head) if ("{chunk}" in head or "{document}" in head) else lead
+    return prefix, full[len(prefix) :]
+
+
 def build_items(
-    rows: list[dict[str, Any]], docs: dict[str, str], spans: dict[str, list[tuple[int, int]]]
+    rows: list[dict[str, Any]],
+    docs: dict[str, str],
+    spans: dict[str, list[tuple[int, int]]],
+    opts: KvOptions = DEFAULTS,
 ) -> tuple[list[Item], list[int]]:
-    """One item per row, in the first chunk of its document that contains one of its values
-    (case-insensitive, as the metric matches), as the FDA suite places its labels.
+    """One item per row, in the first span (chunk, or the whole document) of its document
+    that contains one of its values (case-insensitive, as the FDA metric matches), as the
+    FDA suite places its labels; its prompt from ``kv.prompt`` and ``kv.system``
+    (:func:`prompt_parts`), its budget ``kv.max_tokens``, stopping at a newline (after the
+    answer's first non-space character when the prompt is not the FDA one: a chat or
+    instruction prompt may be answered on a new line).
 
     Returns:
         (items, unmatched): items ordered by document, chunk, then file order (a chunk's
@@ -123,6 +155,7 @@ def build_items(
     """
     placed: dict[tuple[str, int], list[Item]] = {}
     unmatched: list[int] = []
+    own_prompt = opts.prompt != FDA_PROMPT or bool(opts.system)
     for row in rows:
         doc_id, key = row["doc_id"], row["key"]
         patterns = [re.compile(re.escape(v), re.IGNORECASE) for v in row["values"]]
@@ -130,13 +163,15 @@ def build_items(
             chunk = docs[doc_id][a:b]
             if any(p.search(chunk) for p in patterns):
                 group = f"kv/{_slug(doc_id)}/c{index}"
+                prefix, suffix = prompt_parts(opts.prompt, opts.system, chunk, key)
                 placed.setdefault((doc_id, index), []).append(
                     Item(
-                        id=f"{group}/{_slug(row['id'] or key)}", group=group, prefix=chunk + "\n",
-                        suffix=f"{key}:", reference=row["values"][0],
+                        id=f"{group}/{_slug(row['id'] or key)}", group=group, prefix=prefix,
+                        suffix=suffix, reference=row["values"][0],
                         meta={"key": key, "doc_id": doc_id, "chunk": index,
                               "values": row["values"], "line": row["line"]},
-                        max_tokens=MAX_TOKENS, stop=STOP,
+                        max_tokens=opts.max_tokens, stop=STOP, system=opts.system,
+                        stop_after_content=own_prompt,
                     )
                 )  # fmt: skip
                 break
@@ -147,15 +182,55 @@ def build_items(
     return [item for k in keys for item in placed[k]], unmatched
 
 
-def load_items(data_dir: Path | None, opts: KvOptions = DEFAULTS) -> SuiteData:
-    """The items of ``kv.path`` (the data dir is not read).
+def whole_spans(
+    docs: dict[str, str],
+    spans: dict[str, list[tuple[int, int]]],
+    budget: int,
+    template: str,
+    opts: KvOptions,
+) -> dict[str, list[tuple[int, int]]]:
+    """Each document as one span, where its prompt fits ``kv.context_tokens``.
 
-    Documents are chunked as the FDA suite's are (1,920 tokens of the packaged default
-    model's Gemma 3 tokenizer, whatever model is evaluated). A row whose values occur in no
-    single chunk is no item: ``missing_labels`` lists it (``file:line``).
+    A document's tokens are bounded by its chunks (at most :data:`CHUNK_TOKENS` each); the
+    template and system text by their characters (at least one character a token).
 
     Raises:
-        DataError: ``kv.path`` not given or not a file, or a bad line (see :func:`read_rows`).
+        DataError: a document whose bound, with the template and ``budget``, exceeds
+            ``kv.context_tokens`` (one line naming it and both ways out).
+    """
+    overhead = len(template) + len(opts.system) + 2
+    for doc_id in docs:
+        need = len(spans[doc_id]) * CHUNK_TOKENS + overhead + budget
+        if need > opts.context_tokens:
+            raise DataError(
+                f"document {doc_id!r} does not fit kv.context_tokens={opts.context_tokens}: "
+                f"up to {need} tokens ({len(spans[doc_id])} chunks of {CHUNK_TOKENS}, the "
+                f"prompt, {budget} to generate); raise kv.context_tokens to your model's "
+                "context window, or unset kv.whole_document to prompt chunk by chunk"
+            )
+    return {doc_id: [(0, len(text))] for doc_id, text in docs.items()}
+
+
+def protocol(opts: KvOptions) -> dict[str, Any]:
+    """The options that decide what a ``kv`` score means, option name -> JSON-safe value
+    (what the record's notes name and a baseline must share)."""
+    dumped = opts.model_dump(mode="json", by_alias=True)
+    return {name: dumped[name] for name in KvOptions.protocol_fields}
+
+
+def load_items(data_dir: Path | None, opts: KvOptions = DEFAULTS) -> SuiteData:
+    """The items of ``kv.path`` (the data dir is not read); with ``kv.schema`` the schema
+    mode's (:func:`suites.kv.schema.load_objects`).
+
+    Documents are chunked as the FDA suite's are (1,920 tokens of the packaged default
+    model's Gemma 3 tokenizer, whatever model is evaluated), or each taken whole
+    (``kv.whole_document``, :func:`whole_spans`). A row whose values occur in no single
+    chunk is no item: ``missing_labels`` lists it (``file:line``). The notes name the
+    protocol (:func:`protocol`).
+
+    Raises:
+        DataError: ``kv.path`` not given or not a file, a bad line (see :func:`read_rows`),
+            a whole document over ``kv.context_tokens``.
     """
     if opts.path is None:
         raise DataError("kv.path=FILE is required: the JSON Lines file of your items "
@@ -163,14 +238,22 @@ def load_items(data_dir: Path | None, opts: KvOptions = DEFAULTS) -> SuiteData:
     path = opts.path.expanduser()
     if not path.is_file():
         raise DataError(f"kv.path={opts.path}: no such file")
+    if opts.schema_file is not None:
+        from extractbench.suites.kv.schema import load_objects
+
+        return load_objects(path, opts)
     rows, docs = read_rows(path, opts)
 
     spans, tokenizer_name = chunk_documents(docs)
-    items, unmatched = build_items(rows, docs, spans)
+    if opts.whole_document:
+        spans = whole_spans(docs, spans, opts.max_tokens, opts.prompt, opts)
+    items, unmatched = build_items(rows, docs, spans, opts)
     if not items:
         raise DataError(f"{path}: no item: no row's value occurs in its document")
     notes: dict[str, Any] = {
-        "source": "the user's items (kv.path), the FDA task's protocol (Arora et al. 2024, Based)",
+        "source": "the user's items (kv.path), the FDA task's protocol (Arora et al. 2024, Based)"
+        if protocol(opts) == protocol(DEFAULTS)
+        else "the user's items (kv.path), the user's protocol",
         "path": str(path.resolve()),
         "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
         "documents": len(docs),
@@ -178,7 +261,8 @@ def load_items(data_dir: Path | None, opts: KvOptions = DEFAULTS) -> SuiteData:
         "rows": len(rows),
         "tokenizer": tokenizer_name,
         "chunks": sum(len(s) for s in spans.values()),
-        "max_tokens": MAX_TOKENS,
+        "max_tokens": opts.max_tokens,
         "stop": list(STOP),
+        "protocol": protocol(opts),
     }
     return SuiteData(items=items, notes=notes, missing_labels=[f"{path}:{n}" for n in unmatched])

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from extractbench.suites import safe_json
+from extractbench.suites.answers import json_in_answer
 
 __all__ = ["parse_entities", "parse_answer", "entity_text", "entity_values"]
 
@@ -49,19 +50,9 @@ def parse_answer(text: str) -> tuple[list[dict[str, Any]], str]:
         else one line saying why not (``no JSON array or object``, ``not valid JSON:
         ...``, ``nested deeper than 100 levels``), even if objects were salvaged.
     """
-    start = text.find("[")
-    brace = text.find("{")
-    if start < 0 or (0 <= brace < start and text.lstrip().startswith("{")):
-        start = brace
-    if start < 0:
-        return [], "no JSON array or object"
-    body = text[start:].strip()
-    try:
-        data = safe_json.loads(body)
-    except json.JSONDecodeError as exc:
-        if safe_json.too_deep(exc):
-            return [], exc.msg
-        data, problem = None, f"not valid JSON: {exc.msg}"
+    data, body, problem = json_in_answer(text)
+    if not body or problem.startswith("nested deeper than"):
+        return [], problem  # nothing to salvage: no bracket, or nested past the limit
     if isinstance(data, dict) and isinstance(data.get("entities"), list):
         data = data["entities"]
     if isinstance(data, list):
