@@ -10,7 +10,7 @@ import types
 import typing
 from collections.abc import Mapping
 from pathlib import Path, PurePath
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from extractbench.suites.item import DataError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
@@ -38,6 +38,10 @@ class SuiteOptions(BaseModel):
     before any item is collected."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # the option names (as written) that decide what a score means: a baseline recorded
+    # with other values of them measured something else and is refused
+    protocol_fields: ClassVar[tuple[str, ...]] = ()
 
     @property
     def uses_data_dir(self) -> bool:

@@ -258,3 +258,154 @@ def test_without_a_config_file_the_reports_stay_in_the_folder_the_command_runs_i
     assert len(json.loads(record.read_text())["items"]) == 20
     assert not (elsewhere / "reports").exists()
     assert not (pytester.path.parent / "reports").exists()
+
+
+def _record(pytester: pytest.Pytester, name: str | None = None) -> dict:
+    if name is not None:
+        return json.loads((pytester.path / name).read_text())
+    (path,) = (pytester.path / "reports").glob("*.json")
+    return json.loads(path.read_text())
+
+
+_BILL = "Bill 1\nissuer: Acme Ltd (trading as Acme)\ntotal: 1,204.50 EUR incl. VAT\ncity: OSLO.\ndue: 30.07.2025 (net 14)\n"
+VERBOSE = [
+    {"document": _BILL, "key": "issuer", "value": "Acme Ltd"},
+    {"document": _BILL, "key": "total", "value": "1,204.50"},
+    {"document": _BILL, "key": "city", "value": "Oslo"},
+    {"document": _BILL, "key": "due", "value": "30.07.2025"},
+]  # fmt: skip
+PER_KEY = 'kv.metrics={"total": "number", "due": "date"}'
+
+
+@pytest.mark.parametrize(
+    "options, accuracy",
+    [
+        ((), 1.0),  # contains: every verbose answer holds its value
+        (("kv.metric=exact",), 0.0),  # no answer is the value alone
+        (("kv.metric=normalized",), 0.25),  # "OSLO." is "Oslo"
+        (("kv.metric=normalized", PER_KEY, "kv.date_dayfirst=true"), 0.75),
+        (("kv.metric=fuzzy", "kv.fuzzy_threshold=40"), 1.0),
+    ],
+    ids=["contains", "exact", "normalized", "normalized+number+date per key", "fuzzy"],
+)
+def test_the_metric_per_key_decides_what_matches(pytester, options, accuracy):
+    """The fake backend answers the rest of the document's line: a verbose answer
+    containment counts right, and each named metric decides as its definition says."""
+    _project(pytester, VERBOSE)
+    result = _run(pytester, *[f"--suite-option={o}" for o in options])
+    assert result.ret in (0, 1), result.stdout.str()[-2000:]
+    record = _record(pytester)
+    assert record["aggregates"]["kv/accuracy"]["mean"] == accuracy
+    protocol = record["suites"]["kv"]["notes"]["protocol"]
+    assert protocol["metric"] == (options[0].split("=")[1] if options else "contains")
+    metrics = {it["meta"]["key"]: it["details"]["metric"] for it in record["items"]}
+    per_key = PER_KEY in options
+    assert metrics["total"] == ("number" if per_key else protocol["metric"])
+    assert metrics["due"] == ("date" if per_key else protocol["metric"])
+
+
+def test_a_prompt_template_budget_and_whole_documents_reach_the_model(pytester):
+    """``kv.prompt``, ``kv.max_tokens`` and ``kv.whole_document`` change the items the
+    model sees; the record names them; a document over ``kv.context_tokens`` is one line
+    and exit 4 before any model call."""
+    long_doc = "filler words here. " * 2000 + "\ncity: Bergen\n"
+    rows = [{"document": long_doc, "key": "city", "value": "Bergen"}]
+    _project(pytester, rows)
+    template = "Read the text.\n{document}\nAnswer with the {key} only.\n{key}:"
+    opts = [f"--suite-option=kv.prompt={template}", "--suite-option=kv.max_tokens=7",
+            "--suite-option=kv.whole_document=true"]  # fmt: skip
+    result = _run(pytester, *opts)
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    record = _record(pytester)
+    notes = record["suites"]["kv"]["notes"]
+    assert notes["chunks"] == 1 and notes["max_tokens"] == 7  # one prompt: the whole document
+    assert notes["protocol"]["prompt"] == template and notes["protocol"]["whole_document"]
+    assert record["aggregates"]["kv/accuracy"]["mean"] == 1.0
+    _run(pytester, "--report-json=chunked.json")
+    assert _record(pytester, "chunked.json")["suites"]["kv"]["notes"]["chunks"] > 1
+    small = _run(pytester, *opts, "--suite-option=kv.context_tokens=2000")
+    text = small.stdout.str() + small.stderr.str()
+    assert small.ret == 4, text[-2000:]
+    assert "does not fit kv.context_tokens=2000" in text and "unset kv.whole_document" in text
+    bad = _run(pytester, "--suite-option=kv.prompt={chunk} says:")
+    assert bad.ret == 4
+    assert "must hold {key} and {chunk} or {document}" in bad.stdout.str() + bad.stderr.str()
+
+
+def test_a_baseline_measured_with_another_protocol_is_refused_in_one_line(pytester):
+    _project(pytester)
+    first = _run(pytester, "--report-json=base.json")
+    assert first.ret == 0, first.stdout.str()[-2000:]
+    other = _run(pytester, "--suite-option=kv.metric=exact", "--baseline=base.json")
+    text = other.stdout.str() + other.stderr.str()
+    assert other.ret == 4, text[-2000:]
+    assert "measured with another protocol (kv.metric: 'contains' in the baseline, 'exact' in this run)" in text
+    same = _run(pytester, "--baseline=base.json")
+    assert same.ret == 0, same.stdout.str()[-2000:]
+    anyway = _run(pytester, "--suite-option=kv.metric=exact", "--baseline=base.json",
+                  "--allow-incomparable-baseline")  # fmt: skip
+    assert anyway.ret == 0, anyway.stdout.str()[-2000:]
+
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"number": {"type": "string"}, "total": {"type": "number"},
+                   "city": {"type": "string", "maxLength": 20}},
+    "required": ["number", "total", "city"],
+}  # fmt: skip
+
+
+def _schema_project(pytester: pytest.Pytester) -> None:
+    """Four documents whose ``JSON:`` line the fake backend copies as its answer: one
+    right, one with a wrong and an extra field, one missing a field, one not JSON."""
+    answers = [
+        '{"number": "A-1", "total": 10.5, "city": "Oslo"}',
+        '{"number": "A-2", "total": 99, "city": "Rome", "note": "x"}',
+        '{"number": "A-3", "city": "Lima"}',
+        '{"number": "A-4", "total": 7, "city": "Bergen"',
+    ]
+    expected = [
+        {"number": "A-1", "total": 10.5, "city": "Oslo"},
+        {"number": "A-2", "total": 20, "city": "Rome"},
+        {"number": "A-3", "total": 3, "city": "Lima"},
+        {"number": "A-4", "total": 7, "city": "Bergen"},
+    ]
+    rows = [{"document": f"Order {i}\nJSON: {a}\n", "expected": e}
+            for i, (a, e) in enumerate(zip(answers, expected, strict=True))]  # fmt: skip
+    _project(pytester, rows)
+    (pytester.path / "schema.json").write_text(json.dumps(SCHEMA))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_schema_mode_scores_fields_documents_and_json_validity(pytester, mode):
+    _schema_project(pytester)
+    result = _run(pytester, "--suite-option=kv.schema=schema.json",
+                  "--suite-option=kv.schema_prompt={document}\nJSON:",
+                  "--suite-option=kv.metric=exact", "--ignore-project-gates",
+                  *MODES[mode])  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    record = _record(pytester)
+    agg = {k: v["mean"] for k, v in record["aggregates"].items() if k.startswith("kv/")}
+    assert agg["kv/accuracy"] == 0.25  # one document with every field right
+    assert agg["kv/json_valid"] == 0.75 and agg["kv/schema_valid"] == 0.5  # A-3 lacks total
+    assert agg["kv/field/number"] == 0.75 and agg["kv/field/total"] == 0.25
+    assert agg["kv/field_accuracy"] == pytest.approx((1 + 2 / 3 + 2 / 3 + 0) / 4)
+    details = {it["meta"]["doc_id"][-4:]: it["details"] for it in record["items"]}
+    by_number = {d["problem"] or "ok": d for d in details.values()}
+    assert any(d["wrong"] == ["total"] and d["extra"] == ["note"] for d in details.values())
+    assert any(d["missing"] == ["total"] and not d["wrong"] for d in details.values())
+    assert any(p.startswith("not valid JSON") for p in by_number)
+    assert {d["constraint"] for d in details.values()} == {"none"}  # the fake honours no grammar
+    notes = record["suites"]["kv"]["notes"]
+    assert notes["mode"] == "schema" and notes["grammar"].startswith("llama.cpp json_schema_to_gbnf")
+    assert notes["fields"] == ["number", "total", "city"]
+
+
+def test_schema_mode_refuses_an_expected_object_its_schema_rejects(pytester):
+    _schema_project(pytester)
+    rows = [{"document": "Order\nJSON: {}\n", "expected": {"number": 5, "total": 1, "city": "x"}}]
+    (pytester.path / "items.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    result = _run(pytester, "--suite-option=kv.schema=schema.json")
+    text = result.stdout.str() + result.stderr.str()
+    assert result.ret == 4, text[-2000:]
+    assert "items.jsonl:1: expected is not valid under kv.schema (number: 5 is not of type 'string')" in text

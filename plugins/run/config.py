@@ -37,6 +37,7 @@ from extractbench.plugins.run.project_config import (
     unknown_limits,
 )
 from extractbench.plugins.run.shard import Shard, parse_shard
+from extractbench.plugins.verdict.baseline import protocol_changes
 from extractbench.plugins.verdict.decision import GateSet
 from extractbench.plugins.verdict.gates import GateError
 from extractbench.plugins.verdict.speed import check_max_slowdown
@@ -206,10 +207,21 @@ def _shard(config: pytest.Config, rescore: RunRecord | None) -> Shard | None:
     return shard
 
 
-def _gates(config: pytest.Config, settings: Settings) -> GateSet:
+def _gates(
+    config: pytest.Config, settings: Settings, options: Mapping[str, SuiteOptions]
+) -> GateSet:
     baseline = (
         _read(config.getoption("baseline"), "--baseline") if config.getoption("baseline") else None
     )
+    if baseline is not None and not config.getoption("allow_incomparable_baseline"):
+        scored = {it.suite for it in baseline.items if it.outcome == "passed"}
+        changes = protocol_changes(options, baseline.settings.get("suite_options") or {}, scored)
+        if changes:
+            raise pytest.UsageError(
+                f"--baseline {config.getoption('baseline')}: measured with another protocol "
+                f"({'; '.join(changes)}): its scores are not comparable; run the baseline "
+                "with the same options, or --allow-incomparable-baseline to compare anyway"
+            )
     max_regression = config.getoption("max_regression")
     if max_regression is not None and (
         not math.isfinite(max_regression) or max_regression < 0 or baseline is None
@@ -274,7 +286,7 @@ def run_config(
         models=model_options(config, rescore is not None),
         settings=settings,
         suite_options=typed,
-        gates=_gates(config, settings),
+        gates=_gates(config, settings, typed),
         limit=limit,
         full=bool(config.getoption("full")),
         shard=shard,

@@ -8,8 +8,9 @@ from typing import Any
 import numpy as np
 from extractbench.plugins.record.values import Comparison
 from extractbench.plugins.verdict.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from extractbench.suites.suite_options import SuiteOptions, dump_options
 
-__all__ = ["compare_records", "paired_bootstrap", "baseline_section"]
+__all__ = ["compare_records", "paired_bootstrap", "baseline_section", "protocol_changes"]
 
 
 def paired_bootstrap(
@@ -26,6 +27,43 @@ def paired_bootstrap(
     idx = rng.integers(0, diffs.size, size=(resamples, diffs.size))
     low, high = np.percentile(diffs[idx].mean(axis=1), [2.5, 97.5])
     return float(low), float(high)
+
+
+def protocol_changes(
+    current: Mapping[str, SuiteOptions],
+    baseline_options: Mapping[str, Any],
+    baseline_suites: set[str],
+) -> list[str]:
+    """The protocol options (a suite's ``Options.protocol_fields``: its prompt, budget,
+    metric...) whose value in this run differs from the baseline's, for each suite the
+    baseline scored: ``kv.metric: contains in the baseline, exact in this run``.
+
+    Args:
+        current: suite -> this run's parsed options.
+        baseline_options: the baseline record's ``settings.suite_options`` (suite -> option
+            name -> value); an option it lacks (a record older than the option) had its
+            default.
+        baseline_suites: the suites of the baseline's scored items.
+
+    Returns:
+        One line per differing option, sorted by suite and option; empty when the
+        protocols agree.
+    """
+    changes = []
+    for suite in sorted(baseline_suites & set(current)):
+        options = current[suite]
+        fields = type(options).protocol_fields
+        if not fields:
+            continue
+        now, default = dump_options(options), dump_options(type(options)())
+        then = baseline_options.get(suite) or {}
+        for name in fields:
+            was = then.get(name, default[name])
+            if was != now[name]:
+                changes.append(
+                    f"{suite}.{name}: {was!r} in the baseline, {now[name]!r} in this run"
+                )
+    return changes
 
 
 def _scores(record: Mapping[str, Any]) -> dict[str, dict[str, float]]:
