@@ -210,7 +210,7 @@ def describe_options(cls: type[SuiteOptions]) -> list[dict[str, Any]]:
             {
                 "name": name,
                 "type": type_name(field.annotation),
-                "default": field.default,
+                "default": field.get_default(call_default_factory=True),
                 "range": ", ".join(bounds),
                 "description": field.description or "",
             }

@@ -26,10 +26,10 @@ from extractbench.suites.fda.items import STOP, chunk_documents
 from extractbench.suites.files import UserFiles
 from extractbench.suites.item import DataError, Item, SuiteData
 from extractbench.suites.jsonl import check_fields, iter_jsonl
-from extractbench.suites.kv.suite import FDA_PROMPT, KvOptions
+from extractbench.suites.kv.options import FDA_PROMPT, KvOptions
 from extractbench.suites.links import docs_url
 
-__all__ = ["read_rows", "build_items", "load_items", "prompt_parts", "protocol", "read_document"]
+__all__ = ["read_rows", "build_items", "load_items", "prompt_parts", "read_document", "kv_path"]
 
 DEFAULTS = KvOptions()  # the suite's options when a caller gives none
 
@@ -211,26 +211,11 @@ def whole_spans(
     return {doc_id: [(0, len(text))] for doc_id, text in docs.items()}
 
 
-def protocol(opts: KvOptions) -> dict[str, Any]:
-    """The options that decide what a ``kv`` score means, option name -> JSON-safe value
-    (what the record's notes name and a baseline must share)."""
-    dumped = opts.model_dump(mode="json", by_alias=True)
-    return {name: dumped[name] for name in KvOptions.protocol_fields}
-
-
-def load_items(data_dir: Path | None, opts: KvOptions = DEFAULTS) -> SuiteData:
-    """The items of ``kv.path`` (the data dir is not read); with ``kv.schema`` the schema
-    mode's (:func:`suites.kv.schema.load_objects`).
-
-    Documents are chunked as the FDA suite's are (1,920 tokens of the packaged default
-    model's Gemma 3 tokenizer, whatever model is evaluated), or each taken whole
-    (``kv.whole_document``, :func:`whole_spans`). A row whose values occur in no single
-    chunk is no item: ``missing_labels`` lists it (``file:line``). The notes name the
-    protocol (:func:`protocol`).
+def kv_path(opts: KvOptions) -> Path:
+    """``kv.path``, expanded.
 
     Raises:
-        DataError: ``kv.path`` not given or not a file, a bad line (see :func:`read_rows`),
-            a whole document over ``kv.context_tokens``.
+        DataError: not given, or not a file (one line saying what it must be).
     """
     if opts.path is None:
         raise DataError("kv.path=FILE is required: the JSON Lines file of your items "
@@ -238,10 +223,24 @@ def load_items(data_dir: Path | None, opts: KvOptions = DEFAULTS) -> SuiteData:
     path = opts.path.expanduser()
     if not path.is_file():
         raise DataError(f"kv.path={opts.path}: no such file")
-    if opts.schema_file is not None:
-        from extractbench.suites.kv.schema import load_objects
+    return path
 
-        return load_objects(path, opts)
+
+def load_items(data_dir: Path | None, opts: KvOptions = DEFAULTS) -> SuiteData:
+    """The items of ``kv.path`` (the data dir is not read); with ``kv.schema`` the schema
+    mode's (:func:`suites.kv.schema.load_objects`: :func:`suites.kv.suite.load` decides).
+
+    Documents are chunked as the FDA suite's are (1,920 tokens of the packaged default
+    model's Gemma 3 tokenizer, whatever model is evaluated), or each taken whole
+    (``kv.whole_document``, :func:`whole_spans`). A row whose values occur in no single
+    chunk is no item: ``missing_labels`` lists it (``file:line``). The notes name the
+    protocol (:meth:`suites.kv.options.KvOptions.protocol`).
+
+    Raises:
+        DataError: ``kv.path`` not given or not a file, a bad line (see :func:`read_rows`),
+            a whole document over ``kv.context_tokens``.
+    """
+    path = kv_path(opts)
     rows, docs = read_rows(path, opts)
 
     spans, tokenizer_name = chunk_documents(docs)
@@ -252,7 +251,7 @@ def load_items(data_dir: Path | None, opts: KvOptions = DEFAULTS) -> SuiteData:
         raise DataError(f"{path}: no item: no row's value occurs in its document")
     notes: dict[str, Any] = {
         "source": "the user's items (kv.path), the FDA task's protocol (Arora et al. 2024, Based)"
-        if protocol(opts) == protocol(DEFAULTS)
+        if opts.protocol() == DEFAULTS.protocol()
         else "the user's items (kv.path), the user's protocol",
         "path": str(path.resolve()),
         "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
@@ -263,6 +262,6 @@ def load_items(data_dir: Path | None, opts: KvOptions = DEFAULTS) -> SuiteData:
         "chunks": sum(len(s) for s in spans.values()),
         "max_tokens": opts.max_tokens,
         "stop": list(STOP),
-        "protocol": protocol(opts),
+        "protocol": opts.protocol(),
     }
     return SuiteData(items=items, notes=notes, missing_labels=[f"{path}:{n}" for n in unmatched])

@@ -29,7 +29,7 @@ from extractbench.suites.files import UserFiles
 from extractbench.suites.item import DataError, Item, SuiteData
 from extractbench.suites.jsonl import check_fields, iter_jsonl
 from extractbench.suites.kv.metrics import matches
-from extractbench.suites.kv.suite import KvOptions
+from extractbench.suites.kv.options import KvOptions
 from extractbench.suites.model import Backend
 from extractbench.suites.protocol import ItemResult, generate
 
@@ -137,8 +137,8 @@ def field_metric(name: str) -> str:
     return "field/" + re.sub(r"[^A-Za-z0-9_.\-]+", "_", name)
 
 
-def load_objects(path: Path, opts: KvOptions) -> SuiteData:
-    """Schema mode's items: one per line of ``path`` (a document and its expected object),
+def load_objects(data_dir: Path | None, opts: KvOptions) -> SuiteData:
+    """Schema mode's items: one per line of ``kv.path`` (a document and its expected object),
     its prompt ``kv.schema_prompt`` with the whole document, its grammar the bounded
     schema's (``kv.constrain``), its budget ``kv.schema_max_tokens`` or :func:`max_chars`
     of the bounded schema.
@@ -151,8 +151,9 @@ def load_objects(path: Path, opts: KvOptions) -> SuiteData:
     """
     import jsonschema
     from extractbench.suites.fda.items import chunk_documents
-    from extractbench.suites.kv.items import read_document
+    from extractbench.suites.kv.items import kv_path, read_document
 
+    path = kv_path(opts)
     files = UserFiles.of(opts, "kv", path.parent)
     assert opts.schema_file is not None
     schema_path = opts.schema_file.expanduser()
@@ -217,8 +218,6 @@ def load_objects(path: Path, opts: KvOptions) -> SuiteData:
                 max_tokens=budget, system=opts.system, grammar=grammar,
             )
         )  # fmt: skip
-    from extractbench.suites.kv.items import protocol
-
     notes: dict[str, Any] = {
         "source": "the user's documents and expected objects (kv.path) under kv.schema",
         "mode": "schema",
@@ -235,7 +234,7 @@ def load_objects(path: Path, opts: KvOptions) -> SuiteData:
         if grammar
         else "none (kv.constrain=false)",
         "grammar_sha256": hashlib.sha256(grammar.encode()).hexdigest() if grammar else None,
-        "protocol": protocol(opts),
+        "protocol": opts.protocol(),
     }
     return SuiteData(items=items, notes=notes)
 
