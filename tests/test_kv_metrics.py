@@ -143,3 +143,23 @@ def test_schema_mode_bounds_strings_and_takes_its_budget_from_the_schema(tmp_pat
     suite, options = _schema_options(tmp_path, schema_max_string=10)
     assert suite.load(None, options).items[0].max_tokens == max_chars(limited)
     assert Capabilities().grammar is False
+
+
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({"metrics": '{"total": "nope"}'}, "kv.metrics="),
+        ({"metrics": "total=number"}, 'must be a JSON object: {"KEY": "METRIC", ...}'),
+        ({"metric": "regex"}, "kv.metric=regex: must be one of contains, exact, normalized"),
+        ({"prompt": "{chunk} says:"}, "must hold {key} and {chunk} or {document}"),
+    ],
+)
+def test_a_bad_protocol_option_is_one_line(values, message):
+    from extractbench.suites.item import DataError
+    from extractbench.suites.kv.suite import SUITE
+
+    with pytest.raises(DataError) as info:
+        SUITE.parse_options(values)
+    assert message in str(info.value) and "\n" not in str(info.value)
+    if "nope" in str(values):
+        assert "'nope' is no metric; one of contains, exact" in str(info.value)

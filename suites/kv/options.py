@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from extractbench.suites.kv.metrics import MetricName, MetricSettings
+from extractbench.suites.kv.metrics import METRICS, MetricName, MetricSettings
 from extractbench.suites.suite_options import UserFileOptions
 from pydantic import Field, field_validator, model_validator
 
@@ -146,9 +146,15 @@ class KvOptions(UserFileOptions):
         """A ``--suite-option kv.metrics=...`` value is the JSON object's text."""
         if isinstance(value, str):
             try:
-                return json.loads(value) if value.strip() else {}
+                value = json.loads(value) if value.strip() else {}
             except json.JSONDecodeError:
                 raise ValueError('must be a JSON object: {"KEY": "METRIC", ...}') from None
+        if isinstance(value, dict):
+            for key, metric in value.items():
+                if metric not in METRICS:
+                    raise ValueError(
+                        f"{key!r}: {metric!r} is no metric; one of {', '.join(METRICS)}"
+                    )
         return value
 
     @model_validator(mode="after")
