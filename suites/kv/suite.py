@@ -19,7 +19,7 @@ class KvOptions(UserFileOptions):
     """``--suite-option kv.KEY=VALUE``."""
 
     path: Path | None = Field(
-        None,
+        default=None,
         description=(
             'the JSON Lines file of items, one {"document": PATH or text, "key": ..., '
             '"value": ... or [...]} per line (a relative path is read from the folder pytest '
