@@ -56,7 +56,7 @@ def run_tableqa(item: Item, models: Models, options: TableQAOptions) -> ItemResu
 
     generation = generate(item, models.model)
     text, reference = generation.text, item.reference
-    scores = {
+    scores: dict[str, float | None] = {
         "exact_match": exact_match(text, reference),
         "exact_match_normalized": exact_match_normalized(text, reference),
         "contains": contains(text, reference),
