@@ -5,7 +5,7 @@ A fake OpenAI-compatible server (``tests/fake_openai.py``) answers every complet
 items of the first ``--groups`` chunks run through the model wrapper the ``model`` fixture
 gives, in order, as one process runs them: concurrency 1 sends one request at a time;
 concurrency N keeps the next N items' first calls in flight (``CachingBackend.prefetch``,
-as ``plugins/suite_test.py`` does; under xdist the window stays within a group). Prints items/s of each, the speed-up, the most requests in flight the server
+as ``plugins/run/suite_test.py`` does; under xdist the window stays within a group). Prints items/s of each, the speed-up, the most requests in flight the server
 saw, and whether the answers are identical. Target: concurrency 8 at least 6x concurrency 1.
 Run:
 
@@ -38,7 +38,7 @@ def run(items, url: str, concurrency: int) -> tuple[dict, list[str]]:
     start = time.perf_counter()
     texts = []
     for n, item in enumerate(items):
-        window = items[n : n + concurrency]  # as plugins/suite_test.py does in one process
+        window = items[n : n + concurrency]  # as plugins/run/suite_test.py does in one process
         model.prefetch(it.request() for it in window)
         texts.append(model.generate(item.prompt, max_tokens=item.max_tokens, stop=item.stop).text)
     wall = time.perf_counter() - start

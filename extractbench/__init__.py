@@ -11,7 +11,8 @@ from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
 
-# In a checkout the subpackages sit beside this folder, not in it: let the import system find
-# them there too (an editable install maps them the same way; a plain ``PYTHONPATH`` does not).
+# A checkout links ``plugins``, ``fixtures`` and ``suites`` into this folder, so static tools
+# see them here; one cloned without links (git's ``core.symlinks=false``) holds the links as
+# text files: let the import system find the folders beside this one then.
 if not (_HERE / "plugins").is_dir() and (_HERE.parent / "plugins" / "extractbench.py").is_file():
     __path__.append(str(_HERE.parent))  # noqa: F821 - a package's own search path

@@ -4,7 +4,7 @@ extraction of a document with and without its needles)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from extractbench.suites.model import Backend
 
@@ -28,5 +28,5 @@ def run_chains(model: Backend, chains: Sequence[Callable[[Backend], T]]) -> list
     """
     runner = getattr(model, "run_chains", None)
     if callable(runner):
-        return runner(chains)
+        return cast("list[T]", runner(chains))
     return [chain(model) for chain in chains]

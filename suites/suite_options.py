@@ -73,15 +73,15 @@ class UserFileOptions(SuiteOptions):
     over its limit, before the first model call, instead of minutes of collecting."""
 
     root: Path | None = Field(
-        None,
+        default=None,
         description=(
             "a wider folder your files may lie in (links and '..' resolved); unset: the "
             "folder of the file or option that names them"
         ),
     )
-    max_file_mb: float = Field(64.0, gt=0, description="the largest of your files read, in MB")
+    max_file_mb: float = Field(default=64.0, gt=0, description="the largest of your files read, in MB")
     max_line_mb: float = Field(
-        16.0, gt=0, description="the longest line of your JSON Lines files, in MB"
+        default=16.0, gt=0, description="the longest line of your JSON Lines files, in MB"
     )
 
 

@@ -27,6 +27,36 @@ def _modules() -> dict[str, Path]:
     return found
 
 
+def _module_name(path: Path) -> str:
+    """The dotted name of a module file of the checkout: ``plugins/run/x.py`` ->
+    ``extractbench.plugins.run.x`` (a package's ``__init__.py`` -> the package)."""
+    name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+    return f"extractbench.{name}"
+
+
+def _import_nodes(path: Path, tree: ast.AST) -> list[tuple[ast.AST, int, str, list[ast.alias]]]:
+    """``(node, line, module, aliases)`` of every import in ``tree``, at any depth (a function's
+    own imports too), a relative one (``from ..x import y``) resolved against ``path``'s
+    package, so neither form slips past a rule."""
+    package = _module_name(path)
+    if path.name != "__init__.py":
+        package = package.rpartition(".")[0]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found.append((node, node.lineno, alias.name, [alias]))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            found.append((node, node.lineno, module, list(node.names)))
+    return found
+
+
 def _imports(path: Path, *, runtime_only: bool) -> set[str]:
     """Modules ``path`` imports (``TYPE_CHECKING`` blocks left out when ``runtime_only``)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -36,14 +66,12 @@ def _imports(path: Path, *, runtime_only: bool) -> set[str]:
             if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
                 skipped |= {id(n) for child in node.body for n in ast.walk(child)}
     names = set()
-    for node in ast.walk(tree):
+    for node, _, module, aliases in _import_nodes(path, tree):
         if id(node) in skipped:
             continue
-        if isinstance(node, ast.Import):
-            names |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-            names |= {f"{node.module}.{alias.name}" for alias in node.names}
+        names.add(module)
+        if isinstance(node, ast.ImportFrom):
+            names |= {f"{module}.{alias.name}" for alias in aliases}
     return names
 
 
@@ -51,6 +79,20 @@ def _layer(module: str) -> str:
     """``extractbench.plugins.run.x`` -> ``plugins``; a module outside the package -> its top name."""
     parts = module.split(".")
     return parts[1] if parts[0] == "extractbench" and len(parts) > 1 else parts[0]
+
+
+def test_the_package_links_to_the_three_folders():
+    """``extractbench/plugins`` (and ``fixtures``, ``suites``) is a link to the top-level
+    folder, so static tools resolve ``extractbench.*`` to the files of the checkout; a checkout
+    without links holds the link's target as text, and the package's ``__path__`` still finds
+    the folder."""
+    for package in PACKAGES:
+        link = ROOT / "extractbench" / package
+        if link.is_symlink():
+            assert link.resolve() == (ROOT / package).resolve(), link
+        else:
+            assert link.read_text(encoding="utf-8").strip() == f"../{package}", link
+    assert (ROOT / "extractbench" / "py.typed").is_file()
 
 
 def test_every_module_imports_the_package_by_its_one_name():
@@ -213,6 +255,58 @@ def test_every_module_is_named_in_the_architecture_map():
     assert unnamed == []
 
 
+def test_the_architecture_map_names_no_module_that_is_gone():
+    """A name the map gives outside parentheses that looks like a module's (snake_case) is a
+    module or a subfolder of that folder: a module renamed or merged away leaves no entry."""
+    stale = []
+    for folder, text in _module_map().items():
+        while (plain := re.sub(r"\([^()]*\)", "", text)) != text:
+            text = plain
+        present = {p.stem for p in (ROOT / folder).glob("*.py")} | {
+            p.name for p in (ROOT / folder).iterdir() if p.is_dir()
+        }
+        stale += [f"{folder}: {word}" for word in re.findall(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b", text)
+                  if word not in present]  # fmt: skip
+    assert stale == []
+
+
+# a module the product's code or docs point a reader to, by path or by dotted name
+CITED_PATH = re.compile(r"(?<![\w./-])((?:plugins|fixtures|suites)/[\w/]+\.py)\b")
+CITED_MODULE = re.compile(r"\bextractbench\.(?:plugins|fixtures|suites)(?:\.[a-z_][a-z0-9_]*)+")
+
+
+def _cited_in_product() -> list[tuple[str, str]]:
+    """``(file, reference)`` of every module path and dotted module name cited in the product's
+    code, the benchmarks, the README and the docs."""
+    files = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    files += [p for d in ("plugins", "fixtures", "suites", "benchmarks") for p in sorted((ROOT / d).rglob("*.py"))]
+    return [(f.relative_to(ROOT).as_posix(), m[1] if m.re is CITED_PATH else m[0])
+            for f in files for rx in (CITED_PATH, CITED_MODULE)
+            for m in rx.finditer(f.read_text(encoding="utf-8"))]  # fmt: skip
+
+
+def test_every_module_the_code_and_docs_cite_exists():
+    """A path (``plugins/run/config.py``) or dotted name (``extractbench.plugins.run.config``)
+    that the code or the docs cite names a module or package of the checkout, or an attribute
+    of one; placeholders in capitals (``suites/NAME/suite.py``) are not citations."""
+    modules = _modules()
+    missing = []
+    for where, ref in _cited_in_product():
+        if ref.endswith(".py"):
+            if not re.search(r"/[A-Z]+/", ref) and not (ROOT / ref).is_file():
+                missing.append(f"{where}: {ref}")
+            continue
+        parts = ref.split(".")
+        known = next((i for i in range(len(parts), 1, -1) if ".".join(parts[:i]) in modules), None)
+        if known is None:
+            missing.append(f"{where}: {ref}")
+        elif known < len(parts):
+            source = modules[".".join(parts[:known])].read_text(encoding="utf-8")
+            if not re.search(rf"\b{re.escape(parts[known])}\b", source):
+                missing.append(f"{where}: {ref}")
+    assert missing == []
+
+
 PRODUCT = ("plugins", "fixtures", "suites", "benchmarks")
 ISSUE_NUMBER = re.compile(r"\bissues? #?\d+", re.IGNORECASE)
 # a document the code points a reader to: docs/... or a top-level NAME.md
@@ -276,21 +370,16 @@ def _folder_of(module: str) -> str | None:
     return folder if folder in BACKEND_FOLDERS else None
 
 
-def _backend_imports(tree: ast.AST) -> list[tuple[int, str, str]]:
-    """``(line, backend folder, name bound here)`` of every import from a backend folder,
-    ``TYPE_CHECKING`` blocks included."""
+def _backend_imports(path: Path, tree: ast.AST) -> list[tuple[int, str, str]]:
+    """``(line, backend folder, name imported)`` of every import from a backend folder,
+    relative, function-level and ``TYPE_CHECKING`` imports included."""
     found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            for alias in node.names:
-                folder = _folder_of(f"{node.module}.{alias.name}")
-                if folder is not None:
-                    found.append((node.lineno, folder, alias.asname or alias.name))
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                folder = _folder_of(alias.name)
-                if folder is not None:
-                    found.append((node.lineno, folder, alias.asname or alias.name))
+    for node, line, module, aliases in _import_nodes(path, tree):
+        for alias in aliases:
+            target = f"{module}.{alias.name}" if isinstance(node, ast.ImportFrom) else module
+            folder = _folder_of(target)
+            if folder is not None:
+                found.append((line, folder, alias.asname or alias.name))
     return found
 
 
@@ -320,7 +409,7 @@ def test_no_module_imports_a_backend_folder_from_outside_it():
         for path in sorted((ROOT / package).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
             tree = ast.parse(path.read_text(encoding="utf-8"))
-            named = [(line, folder) for line, folder, _ in _backend_imports(tree)]
+            named = [(line, folder) for line, folder, _ in _backend_imports(path, tree)]
             for line, folder in named + _backend_paths_in_strings(tree):
                 if folder != _backend_home(rel):
                     found.append(f"{rel}:{line}: imports {folder}")
@@ -335,7 +424,7 @@ def test_no_module_checks_isinstance_against_another_backends_classes():
         for path in sorted((ROOT / package).rglob("*.py")):
             rel = path.relative_to(ROOT).as_posix()
             tree = ast.parse(path.read_text(encoding="utf-8"))
-            foreign = {name: folder for _, folder, name in _backend_imports(tree)
+            foreign = {name: folder for _, folder, name in _backend_imports(path, tree)
                        if folder != _backend_home(rel)}  # fmt: skip
             for node in ast.walk(tree):
                 if not (isinstance(node, ast.Call) and ast.unparse(node.func) == "isinstance"):

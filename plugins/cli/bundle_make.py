@@ -30,6 +30,7 @@ SHA-256, and ``install.py`` (:mod:`plugins.cli.bundle_install`, with
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import re
 import shutil
@@ -38,6 +39,7 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Callable
+from typing import BinaryIO, cast
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -125,6 +127,7 @@ class PartWriter:
         while view:
             if self._fh is None or self._size >= self.limit:
                 self._roll()
+            assert self._fh is not None  # _roll opened the next part
             chunk = view[: self.limit - self._size]
             self._fh.write(chunk)
             self._hash.update(chunk)
@@ -270,7 +273,9 @@ def make_bundle(spec: BundleSpec, download: Callable[[list[str], Path, str], Non
         progress(f"bundle: {len(files)} files, {sum(f['size'] for f in files) / MIB:.1f} MiB, "
                  f"into parts of at most {spec.part_size / MIB:g} MiB")  # fmt: skip
         writer = PartWriter(spec.out, spec.part_size)
-        with tarfile.open(fileobj=writer, mode="w|", format=tarfile.PAX_FORMAT) as archive:
+        # a write-only stream of parts: all a "w|" archive calls is write
+        stream = cast(BinaryIO, writer)
+        with tarfile.open(fileobj=stream, mode="w|", format=tarfile.PAX_FORMAT) as archive:
             for arc, path in members:
                 archive.add(path, arcname=arc, recursive=False)
         writer.close()
@@ -284,9 +289,9 @@ def make_bundle(spec: BundleSpec, download: Callable[[list[str], Path, str], Non
         "install": f"python{spec.python} install.py . [--venv PATH]",
     }  # fmt: skip
     (spec.out / MANIFEST).write_text(json.dumps(content, indent=1) + "\n", encoding="utf-8")
-    shutil.copy2(bundle_install.__file__, spec.out / "install.py")
+    shutil.copy2(inspect.getfile(bundle_install), spec.out / "install.py")
     for helper in (bundle_parts, bundle_llama, bundle_measure):  # install.py's own modules
-        shutil.copy2(helper.__file__, spec.out / Path(helper.__file__).name)
+        shutil.copy2(inspect.getfile(helper), spec.out / Path(inspect.getfile(helper)).name)
     size = sum(p["size"] for p in writer.parts) / MIB
     progress(f"bundle: {spec.out}: {len(writer.parts)} parts, {size:.1f} MiB, in {times['total']:.0f} s; "
              f"offline: {content['install']}")  # fmt: skip

@@ -11,6 +11,7 @@ import hashlib
 import json
 import tarfile
 from collections.abc import Callable
+from typing import BinaryIO, cast
 from pathlib import Path
 
 MANIFEST = "bundle.json"
@@ -105,7 +106,8 @@ def unpack(
     ``after(path)`` is called as each member is written (``install.py`` starts the build
     once the source and the wheels are out, while later parts are still being read)."""
     reader = PartsReader([folder / p["name"] for p in manifest["parts"]])
-    with tarfile.open(fileobj=reader, mode="r|") as archive:
+    # a read-only stream over the parts: all an "r|" archive calls is read
+    with tarfile.open(fileobj=cast(BinaryIO, reader), mode="r|") as archive:
         for member in archive:
             archive.extract(member, into, filter="data")
             if after is not None:

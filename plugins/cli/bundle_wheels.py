@@ -61,6 +61,18 @@ def requirements(
     return sorted({r for r in wanted if _name(r) != LLAMA}), llama_extras
 
 
+def _member_text(archive: tarfile.TarFile, name: str) -> str:
+    """The text of the regular file ``name`` in ``archive``.
+
+    Raises:
+        BundleError: ``name`` is not a regular file of the archive.
+    """
+    member = archive.extractfile(name)
+    if member is None:
+        raise BundleError(f"{archive.name}: {name} is not a regular file")
+    return member.read().decode()
+
+
 def llama_requirements(dist: Path, extras: set[str]) -> list[str]:
     """What llama-cpp-python needs: its ``Requires-Dist`` (with ``extras``); for a source
     archive also its ``[build-system] requires``, cmake and ninja (its build backend asks
@@ -72,8 +84,8 @@ def llama_requirements(dist: Path, extras: set[str]) -> list[str]:
     else:
         with tarfile.open(dist) as archive:
             top = archive.getnames()[0].split("/")[0]
-            info = archive.extractfile(f"{top}/PKG-INFO").read().decode()
-            toml = archive.extractfile(f"{top}/pyproject.toml").read().decode()
+            info = _member_text(archive, f"{top}/PKG-INFO")
+            toml = _member_text(archive, f"{top}/pyproject.toml")
         out = list(tomllib.loads(toml).get("build-system", {}).get("requires", [])) + [
             "cmake",
             "ninja",

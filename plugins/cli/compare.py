@@ -99,9 +99,9 @@ def compare_runs(old: RunRecord, new: RunRecord) -> RecordComparison:
     for item_id in sorted(set(before) & set(after)):
         a, b = before[item_id], after[item_id]
         scores = {
-            m: (float(a.scores[m]), float(b.scores[m]))
+            m: (float(x), float(y))
             for m in sorted(set(a.scores) & set(b.scores))
-            if a.scores[m] is not None and b.scores[m] is not None
+            if (x := a.scores[m]) is not None and (y := b.scores[m]) is not None
         }
         result.items.append(ItemChange(item_id, b.suite, a.prediction, b.prediction, scores))
     result.metrics = compare_records(new.as_dict(), old.as_dict(), None)

@@ -90,7 +90,7 @@ __all__ = ["main"]
 
 class _Parser(argparse.ArgumentParser):
     """argparse whose errors exit 4 (a usage error, as pytest's), not 2, which is
-    INCOMPLETE's code in the exit-code table (plugins/verdict.py)."""
+    INCOMPLETE's code in the exit-code table (plugins/verdict/exit_codes.py)."""
 
     def error(self, message: str) -> NoReturn:
         self.print_usage(sys.stderr)

@@ -16,7 +16,14 @@ from typing import Any
 
 from extractbench.fixtures.models.chat import chat_facts
 from extractbench.plugins.outputs.endpoint_stats import endpoint_stats
-from extractbench.plugins.record import RunRecord, Selection, item_counts, new_run_id
+from extractbench.plugins.record import (
+    MergedShard,
+    RunRecord,
+    Selection,
+    SuiteInfo,
+    item_counts,
+    new_run_id,
+)
 from extractbench.plugins.run.shard import parse_shard
 from extractbench.plugins.verdict.gates import Gate, GateError, parse_gate
 
@@ -89,7 +96,7 @@ def _check_same(records: Sequence[RunRecord], names: Sequence[str]) -> None:
                 raise MergeError(f"{name}: another {what} than {names[0]} ({path}: {b!r} vs {a!r})")
 
 
-def _suites(records: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
+def _suites(records: Sequence[RunRecord]) -> dict[str, SuiteInfo]:
     """Each suite's facts; ``items_selected`` summed over the shards."""
     suites: dict[str, dict[str, Any]] = {}
     for record in records:
@@ -103,7 +110,7 @@ def _suites(records: Sequence[RunRecord]) -> dict[str, dict[str, Any]]:
                 got["items_selected"] = None
             else:
                 got["items_selected"] += info["items_selected"]
-    return suites
+    return {name: SuiteInfo.model_validate(info) for name, info in suites.items()}
 
 
 def record_gates(record: RunRecord, where: str) -> tuple[Gate, ...]:
@@ -191,13 +198,13 @@ def merge_records(records: Sequence[RunRecord], names: Sequence[str]) -> RunReco
             (r.rescore_of for r in records if r.rescore_of and not r.rescore_of.complete), None
         ),
         merged_from=[
-            {
-                "path": name,
-                "run_id": r.run_id,
-                "shard": r.settings.get("shard"),
-                "items": len(r.items),
-                "duration_s": r.duration_s,
-            }
+            MergedShard(
+                path=name,
+                run_id=r.run_id,
+                shard=r.settings.get("shard"),
+                items=len(r.items),
+                duration_s=r.duration_s,
+            )
             for r, name in zip(records, names, strict=True)
         ],  # fmt: skip
         merged_at=time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime()),

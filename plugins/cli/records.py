@@ -14,6 +14,8 @@ import json
 import sys
 from pathlib import Path
 
+import extractbench.plugins.outputs
+import extractbench.plugins.verdict
 from extractbench.plugins.cli.merge import MergeError, merge_records, record_gates
 from extractbench.plugins.outputs.ctrf import ci_run_id
 from extractbench.plugins.outputs.formats import (
@@ -33,8 +35,6 @@ from extractbench.plugins.verdict.decision import GateSet
 from extractbench.plugins.verdict.exit_codes import USAGE_ERROR
 from extractbench.plugins.verdict.speed import check_max_slowdown
 from extractbench.suites.registry import Registry
-
-from extractbench import plugins
 
 __all__ = ["add_export_arguments", "report_command", "merge_command", "schema_command"]
 
@@ -80,8 +80,8 @@ def _targets(args: argparse.Namespace, out: str | None, **more: bool) -> Targets
 
 def _finish(record: RunRecord, gates: GateSet, targets: Targets) -> int:
     """Decide, write, print the summary; the exit status."""
-    verdict = plugins.verdict.decide(record, gates, record.selection)
-    written = plugins.outputs.write_outputs(record, verdict, targets, Registry.installed())
+    verdict = extractbench.plugins.verdict.decide(record, gates, record.selection)
+    written = extractbench.plugins.outputs.write_outputs(record, verdict, targets, Registry.installed())
     for line in summary_lines(
         written.record, written.suite_lines, written.record_path, written.facts.self_judged
     ):

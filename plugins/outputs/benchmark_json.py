@@ -74,10 +74,8 @@ class SpeedFeed:
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, None, None]:
         bench = getattr(session.config, "_benchmarksession", None)
-        writes = bench is not None and any(
-            getattr(bench, name, None) for name in ("json", "save", "autosave")
-        )
-        if writes and not session.config.option.collectonly:
+        writes = any(getattr(bench, name, None) for name in ("json", "save", "autosave"))
+        if bench is not None and writes and not session.config.option.collectonly:
             found = speed_benchmarks(self.items(), getattr(bench, "options", {}))
             bench.benchmarks.extend(found)
             if not bench.benchmarks:

@@ -75,8 +75,8 @@ def _from_version_1(data: dict[str, Any]) -> dict[str, Any]:
     """A version-1 record in version 2's shape: its selection facts stood at the top level
     (``suites_skipped``, ``subset``, ``settings.shard``)."""
     data = dict(data)
-    subset = data.get("subset") if isinstance(data.get("subset"), dict) else {}
-    settings = data.get("settings") if isinstance(data.get("settings"), dict) else {}
+    subset: dict[str, Any] = data["subset"] if isinstance(data.get("subset"), dict) else {}
+    settings: dict[str, Any] = data["settings"] if isinstance(data.get("settings"), dict) else {}
     data.setdefault(
         "selection",
         {

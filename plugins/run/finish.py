@@ -8,17 +8,18 @@ line counts a failed gate as a failed test.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, cast
 
 import pytest
+
+import extractbench.plugins.outputs
+import extractbench.plugins.verdict
 from extractbench.fixtures.plugin import ModelSetup
 from extractbench.plugins.outputs.junit import verdict_cases
 from extractbench.plugins.outputs.write import Written
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.run_record import build_record
 from extractbench.plugins.run.state import RunState, SuiteFacts
-
-from extractbench import plugins
 
 __all__ = ["finish_run", "is_benchmark_run"]
 
@@ -44,20 +45,19 @@ def _placeholders(state: RunState) -> None:
 def _report_cases(config: pytest.Config, written: Written) -> None:
     for case in verdict_cases(written.record):
         nodeid = f"{case.classname}::{case.name}"
-        common = dict(nodeid=nodeid, location=(case.classname, None, nodeid), keywords={},
-                      user_properties=list(case.properties))  # fmt: skip
         longrepr: Any = None
         if case.outcome == "failed":
             longrepr = case.message
         elif case.outcome == "skipped":  # pytest's form of a skip: (path, line, reason)
             longrepr = (case.classname, None, case.message)
+        common: dict[str, Any] = dict(
+            nodeid=nodeid, location=(case.classname, None, nodeid), keywords={},
+            duration=0.0, user_properties=list(case.properties),
+        )  # fmt: skip
+        outcome = cast(Literal["passed", "failed", "skipped"], case.outcome)
         for report in (
-            pytest.TestReport(
-                outcome=case.outcome, longrepr=longrepr, when="call", duration=0.0, **common
-            ),
-            pytest.TestReport(
-                outcome="passed", longrepr=None, when="teardown", duration=0.0, **common
-            ),
+            pytest.TestReport(outcome=outcome, longrepr=longrepr, when="call", **common),
+            pytest.TestReport(outcome="passed", longrepr=None, when="teardown", **common),
         ):
             config.hook.pytest_runtest_logreport(report=report)
 
@@ -73,8 +73,8 @@ def finish_run(
     set the session's exit status; returns what was written (the terminal summary's)."""
     _placeholders(state)
     record = build_record(config, cfg, state, setup, session.exitstatus)
-    verdict = plugins.verdict.decide(record, cfg.gates, record.selection)
-    written = plugins.outputs.write_outputs(record, verdict, cfg.targets, cfg.registry)
+    verdict = extractbench.plugins.verdict.decide(record, cfg.gates, record.selection)
+    written = extractbench.plugins.outputs.write_outputs(record, verdict, cfg.targets, cfg.registry)
     _report_cases(config, written)
     session.exitstatus = written.verdict.status
     return written

@@ -49,7 +49,9 @@ def data_provenance(
                     "note": "not in the data manifest (a suite defined elsewhere)"
                 }
                 continue
-            entry = manifest.digest(folder, suite, memo.sha256) if folder else {"sha256": None}
+            entry: dict[str, Any] = (
+                manifest.digest(folder, suite, memo.sha256) if folder else {"sha256": None}
+            )
             names = sorted({e.source for e in manifest.suites[suite].values()})
             entry["licenses"] = {
                 f"{manifest.sources[n].repository}@{manifest.sources[n].commit[:12]}": (

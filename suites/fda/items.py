@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from extractbench.suites.derived_cache import cached_json, digest_of
 from extractbench.suites.fda.chunking import CHUNK_TOKENS, ChunkingError, chunk_apart
@@ -234,7 +234,8 @@ def load_based_fda(dataset: str, split: str = "validation") -> SuiteData:
             f"fda.source=based-fda needs the datasets library: {install_command('hub')}"
         ) from None
     try:
-        rows = datasets.load_dataset(dataset, split=split)
+        # a split's rows: plain records, each checked below
+        rows = cast(Iterable[Mapping[str, Any]], datasets.load_dataset(dataset, split=split))
     except Exception as exc:  # hub unreachable, no such dataset or split
         raise DataError(
             f"fda.dataset={dataset} ({split}): cannot be loaded: {type(exc).__name__}: {exc}"

@@ -18,17 +18,17 @@ class FdaOptions(SuiteOptions):
     """``--suite-option fda.KEY=VALUE``."""
 
     source: Literal["local", "based-fda"] = Field(
-        "local",
+        default="local",
         description=(
             "local: the silver labels of the data dir; based-fda: the paper's own data through "
             "the datasets library (the hub extra)"
         ),
     )
     dataset: str = Field(
-        "hazyresearch/based-fda",
+        default="hazyresearch/based-fda",
         description=("based-fda: a hub id or a local folder in its schema"),
     )
-    split: str = Field("validation", description="based-fda: the split to read")
+    split: str = Field(default="validation", description="based-fda: the split to read")
 
     @property
     def uses_data_dir(self) -> bool:

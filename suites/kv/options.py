@@ -35,7 +35,7 @@ class KvOptions(UserFileOptions):
     )  # fmt: skip
 
     path: Path | None = Field(
-        None,
+        default=None,
         description=(
             'the JSON Lines file of items, one {"document": PATH or text, "key": ..., '
             '"value": ... or [...]} per line (with kv.schema: {"document": ..., '
@@ -44,29 +44,29 @@ class KvOptions(UserFileOptions):
         ),
     )
     prompt: str = Field(
-        FDA_PROMPT,
+        default=FDA_PROMPT,
         description=(
             "the prompt template: {chunk} (or {document}) is the chunk or the whole document, "
             "{key} the key; default: the FDA paper's prompt"
         ),
     )
     system: str = Field(
-        "",
+        default="",
         description=(
             "a system text: a chat model gets it as the system message and the prompt as the "
             "user message; a completion model reads it, a blank line, then the prompt"
         ),
     )
-    max_tokens: int = Field(48, ge=1, description="tokens generated per key (the FDA budget)")
+    max_tokens: int = Field(default=48, ge=1, description="tokens generated per key (the FDA budget)")
     whole_document: bool = Field(
-        False,
+        default=False,
         description=(
             "prompt with the whole document instead of its 1,920-token chunk; a document "
             "whose prompt and budget exceed kv.context_tokens is refused"
         ),
     )
     context_tokens: int = Field(
-        DEFAULT_CONTEXT,
+        default=DEFAULT_CONTEXT,
         ge=64,
         description=(
             "the model's context window in tokens (packaged Gemma 3 tokenizer) a whole-"
@@ -74,7 +74,7 @@ class KvOptions(UserFileOptions):
         ),
     )
     metric: MetricName = Field(
-        "contains",
+        default="contains",
         description=(
             "how an answer is scored against the accepted values: contains (FDA), exact, "
             "normalized, fuzzy, number or date (docs/suites/kv.md)"
@@ -88,16 +88,16 @@ class KvOptions(UserFileOptions):
         ),
     )
     fuzzy_threshold: float = Field(
-        90.0, ge=0, le=100, description="fuzzy: the least rapidfuzz ratio (0-100) that matches"
+        default=90.0, ge=0, le=100, description="fuzzy: the least rapidfuzz ratio (0-100) that matches"
     )
     number_abs_tol: float = Field(
-        0.0, ge=0, description="number: the largest absolute difference that matches"
+        default=0.0, ge=0, description="number: the largest absolute difference that matches"
     )
     number_rel_tol: float = Field(
-        0.0, ge=0, description="number: the largest difference relative to the expected value"
+        default=0.0, ge=0, description="number: the largest difference relative to the expected value"
     )
     decimal_separator: Literal[".", ",", "auto"] = Field(
-        ".",
+        default=".",
         description=(
             "number: the decimal separator, . or , (the others group thousands), or auto "
             "(each number's own: the last of . and , when both occur, a single one not "
@@ -105,10 +105,10 @@ class KvOptions(UserFileOptions):
         ),
     )
     date_dayfirst: bool = Field(
-        False, description="date: read 03/04/2025 as 3 April (else as March 4)"
+        default=False, description="date: read 03/04/2025 as 3 April (else as March 4)"
     )
     schema_file: Path | None = Field(
-        None,
+        default=None,
         alias="schema",
         description=(
             "a JSON Schema of one object: schema mode, each line of kv.path one document and "
@@ -116,24 +116,24 @@ class KvOptions(UserFileOptions):
         ),
     )
     schema_prompt: str = Field(
-        SCHEMA_PROMPT,
+        default=SCHEMA_PROMPT,
         description=(
             "schema mode's prompt template: {document}, {fields} (the keys, comma-separated) "
             "and {schema} (the JSON Schema as JSON)"
         ),
     )
     schema_max_string: int = Field(
-        64,
+        default=64,
         ge=1,
         description="schema mode: the maxLength given to a string field that has none",
     )
     schema_max_tokens: int | None = Field(
-        None,
+        default=None,
         ge=1,
         description="schema mode: tokens generated per document; unset: from the schema",
     )
     constrain: bool = Field(
-        True,
+        default=True,
         description=(
             "schema mode: decode under the schema's grammar where the backend honours one "
             "(llama.cpp in process, llama-server)"

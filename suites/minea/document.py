@@ -126,7 +126,7 @@ def evaluate_document(
     Raises:
         ModelError: from the backend.
     """
-    settings = {
+    settings: dict[str, Any] = {
         "piece_chars": options.piece_chars, "iterations": options.iterations,
         "max_tokens": options.max_tokens, "context_tokens": options.context_tokens,
     }  # fmt: skip

@@ -16,39 +16,39 @@ class MineaOptions(UserFileOptions):
     """``--suite-option minea.KEY=VALUE`` (the paper's settings as defaults)."""
 
     documents: Path | None = Field(
-        None,
+        default=None,
         description=(
             "a folder of the user's own documents (*.txt and *.md, UTF-8, its subfolders too) as "
             "the haystacks; unset: the data folder's documents"
         ),
     )
     needles: Path | None = Field(
-        None,
+        default=None,
         description=("needle-set JSONL (extractbench needles); unset: the template set of seed"),
     )
     schema_file: Path | None = Field(
-        None, alias="schema", description=("schema JSON; unset: suites/minea/schema.json")
+        default=None, alias="schema", description=("schema JSON; unset: suites/minea/schema.json")
     )
     seed: int = Field(
-        0, description="the seed of the template needles, their placement and the decoys"
+        default=0, description="the seed of the template needles, their placement and the decoys"
     )
     per_type: int = Field(
-        50, ge=1, description=("template needles per schema type (53 documents take about 670)")
+        default=50, ge=1, description=("template needles per schema type (53 documents take about 670)")
     )
     min_share: float = Field(
-        0.10, gt=0, lt=1, description=("smallest needle share of an enriched text (paper: 10-30%)")
+        default=0.10, gt=0, lt=1, description=("smallest needle share of an enriched text (paper: 10-30%)")
     )
-    max_share: float = Field(0.30, gt=0, lt=1, description="largest needle share")
+    max_share: float = Field(default=0.30, gt=0, lt=1, description="largest needle share")
     iterations: int = Field(
-        3, ge=0, description=("further calls per piece after the first (paper Section 5.1: 3)")
+        default=3, ge=0, description=("further calls per piece after the first (paper Section 5.1: 3)")
     )
-    piece_chars: int = Field(4000, ge=1, description="piece size in characters")
-    max_tokens: int = Field(384, ge=1, description="generation budget per extraction call")
+    piece_chars: int = Field(default=4000, ge=1, description="piece size in characters")
+    max_tokens: int = Field(default=384, ge=1, description="generation budget per extraction call")
     context_tokens: int = Field(
-        4096, ge=1, description=("the window the extraction thread must fit")
+        default=4096, ge=1, description=("the window the extraction thread must fit")
     )
     judge: Literal["auto", "self", "off"] = Field(
-        "auto",
+        default="auto",
         description=(
             "criterion llm (and the judge's false-positive rate on decoy needles): auto computes "
             "it only with a judge other than the model under test (--judge-model); self also lets "
@@ -56,26 +56,26 @@ class MineaOptions(UserFileOptions):
         ),
     )
     judge_candidates: int = Field(
-        10, ge=1, description=("extracted entities shown to the judge per needle")
+        default=10, ge=1, description=("extracted entities shown to the judge per needle")
     )
     lost_in_the_middle: bool = Field(
-        False, description=("re-extract every piece at the end (Section 4.2)")
+        default=False, description=("re-extract every piece at the end (Section 4.2)")
     )
     encoder: Literal["auto", "minilm", "tfidf"] = Field(
-        "auto",
+        default="auto",
         description=(
             "semantic similarity: minilm (the minilm extra), tfidf, or auto (minilm when installed)"
         ),
     )
     control: bool = Field(
-        True,
+        default=True,
         description=(
             "also extract every document without its needles (Section 5.2.2); a criterion that "
             "fires there is that criterion's false positive"
         ),
     )
     max_control_fp: float = Field(
-        0.05,
+        default=0.05,
         ge=0,
         le=1,
         description=(

@@ -150,7 +150,7 @@ def redundancy_avoidance(texts: Sequence[str], threshold: float) -> float | None
         return 1.0
     if not any(_WORDS.search(t) for t in texts):
         return 0.0  # all empty: identical to each other
-    matrix = TfidfVectorizer(token_pattern=r"(?u)\b\w+\b").fit_transform(texts)
+    matrix: Any = TfidfVectorizer(token_pattern=r"(?u)\b\w+\b").fit_transform(texts)
     sims = (matrix @ matrix.T).toarray()
     upper = sims[np.triu_indices(len(texts), k=1)]
     return 1.0 - float((upper > threshold).sum()) / len(upper)

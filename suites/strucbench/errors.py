@@ -20,7 +20,7 @@ from extractbench.suites.strucbench.tables import ParsedTable
 
 __all__ = ["ERROR_TYPES", "count_errors", "same_value_other_format"]
 
-ERROR_TYPES = ("structure", "structure_naming", "element", "element_format")
+ERROR_TYPES: tuple[str, ...] = ("structure", "structure_naming", "element", "element_format")
 _NUMBER = re.compile(r"^[-+]?\d+(\.\d+)?$")
 
 

@@ -22,6 +22,7 @@ the same list.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -91,11 +92,11 @@ class HScore:
     parse_error: str | None = None
 
 
-def _pair(name: str, pred: object, gold: object) -> dict[str, float]:
+def _pair(name: str, pred: str | Sequence[str], gold: str | Sequence[str]) -> dict[str, float]:
     return {
         f"{name}_lev": levenshtein_similarity(pred, gold),
         f"{name}_difflib": difflib_similarity(pred, gold),
-    }  # type: ignore[arg-type]
+    }
 
 
 def hscore_tables(fmt: str, pred: ParsedTable, gold: ParsedTable) -> HScore:

@@ -26,7 +26,7 @@ def _h_scores(fmt: str, content: float, structure: float, suffix: str = "") -> d
 
 def sacrebleu_score(prediction: str, reference: str) -> float:
     """Sentence-level SacreBLEU (sacrebleu, default 13a tokenizer), on its 0-100 scale."""
-    from sacrebleu.metrics import BLEU
+    from sacrebleu.metrics.bleu import BLEU
 
     return float(BLEU(effective_order=True).sentence_score(prediction, [reference]).score)
 

@@ -23,25 +23,25 @@ JUDGE_MAX_TOKENS = 256
 class StrucbenchOptions(UserFileOptions):
     """``--suite-option strucbench.KEY=VALUE``."""
 
-    pscore: bool = Field(True, description="judge each item (P-Score: two judge calls per item)")
+    pscore: bool = Field(default=True, description="judge each item (P-Score: two judge calls per item)")
     max_cells: int = Field(
-        60, ge=1, description=("leave out gold tables with more cells (CPU generation budget)")
+        default=60, ge=1, description=("leave out gold tables with more cells (CPU generation budget)")
     )
     hscore: HScoreMode = Field(
-        "reference", description=("which H-Score: reference (the paper's scripts), corrected, both")
+        default="reference", description=("which H-Score: reference (the paper's scripts), corrected, both")
     )
     bertscore: str = Field(
-        "auto",
+        default="auto",
         description=(
             "BERTScore's encoder: auto (the minilm extra's all-MiniLM-L6-v2 when installed, else "
             "not computed), minilm (required), a local model folder (required) or off"
         ),
     )
     bertscore_layer: int | None = Field(
-        None, ge=1, description=("the encoder layer BERTScore compares (default: its last)")
+        default=None, ge=1, description=("the encoder layer BERTScore compares (default: its last)")
     )
     pairs: Path | None = Field(
-        None,
+        default=None,
         description=(
             "a JSON Lines file of the user's own (text, gold table) pairs: the items, instead of "
             f"the data folder's ({docs_url('docs/suites/strucbench.md')})"

@@ -160,10 +160,10 @@ def parse_latex(text: str) -> ParsedTable:
         LatexWalkerError,
         get_default_latex_context_db,
     )
-    from pylatexenc.macrospec import MacroSpec
+    from pylatexenc.macrospec import MacroSpec, MacroStandardArgsParser
 
     context = get_default_latex_context_db()
-    context.add_context_category("extractbench", macros=[MacroSpec("caption", "[{")], prepend=True)
+    context.add_context_category("extractbench", macros=[MacroSpec("caption", MacroStandardArgsParser("[{"))], prepend=True)
     source = text[:MAX_INPUT_CHARS]
     try:
         nodes, _, _ = LatexWalker(

@@ -7,9 +7,9 @@ Source: TableBench (Wu et al. 2025); data: ``tableqa/tablebench/`` under the dat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from extractbench.suites.files import data_file
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
@@ -101,7 +101,8 @@ def tablebench_from_hub(opts: TableBenchOptions = DEFAULTS) -> SuiteData:
             f"tablebench.source=hub needs the datasets library: {install_command('hub')}"
         ) from None
     try:
-        rows = datasets.load_dataset(opts.dataset, split=opts.split)
+        # a split's rows: plain records, each checked below
+        rows = cast(Iterable[Mapping[str, Any]], datasets.load_dataset(opts.dataset, split=opts.split))
     except Exception as exc:  # hub unreachable, no such dataset or split
         raise DataError(
             f"tablebench.dataset={opts.dataset} ({opts.split}): cannot be loaded: {type(exc).__name__}: {exc}"

@@ -18,23 +18,23 @@ class TableBenchOptions(SuiteOptions):
     """``--suite-option tablebench.KEY=VALUE``."""
 
     answer_cue: str = Field(
-        "Final Answer:",
+        default="Final Answer:",
         description=(
             "TableBench's DP prompt ends with the question; base models are cued to answer in its "
             '"Final Answer: ..." form; "" gives the official prompt exactly'
         ),
     )
     source: Literal["local", "hub"] = Field(
-        "local",
+        default="local",
         description=(
             "local: the data dir's copy; hub: the cleaned release through the datasets library "
             "(the hub extra)"
         ),
     )
     dataset: str = Field(
-        "Multilingual-Multimodal-NLP/TableBench", description=("hub: a hub id or a local folder")
+        default="Multilingual-Multimodal-NLP/TableBench", description=("hub: a hub id or a local folder")
     )
-    split: str = Field("test", description="hub: the split to read")
+    split: str = Field(default="test", description="hub: the split to read")
 
     @property
     def uses_data_dir(self) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache, partial
 from pathlib import Path
+from typing import Any
 
 from extractbench.suites.item import DataError, Item, LazyText, SuiteData
 from extractbench.suites.suite_options import dump_options
@@ -56,19 +57,19 @@ def _lookup_items(
     frame = len(prompt_prefix("", language))
     for qu in built.questions:
         table = by_name.get(qu.table)
-        spec = built.specs.get(qu.table)
-        if qu.table not in prefixes:
-            prefixes[qu.table] = (
-                prompt_prefix(to_markdown(table), language)
-                if table is not None
-                else LazyText(
+        if table is not None:
+            header, height = table.header, table.height
+            if qu.table not in prefixes:
+                prefixes[qu.table] = prompt_prefix(to_markdown(table), language)
+        else:  # a synthetic table: built from its spec when its prompt is first read
+            spec = built.specs[qu.table]
+            header, height = spec.header, spec.height
+            if qu.table not in prefixes:
+                prefixes[qu.table] = LazyText(
                     partial(_synthetic_prefix, subset, spec, qu.table, language),
                     frame + spec.markdown_chars,
                     f"tableqa/{subset}/{qu.table} prompt",
                 )
-            )
-        header = table.header if table is not None else spec.header
-        height = table.height if table is not None else spec.height
         group = f"tableqa/{subset}/{qu.table}"
         items.append(
             Item(
@@ -98,6 +99,7 @@ def _user_items(opts: TableQAOptions = DEFAULTS) -> SuiteData:
     """The questions over the user's tables (``tableqa.tables``), as subset ``user``."""
     from extractbench.suites.tableqa.user_tables import SUBSET, user_questions
 
+    assert opts.tables is not None  # the caller's choice: the user's tables
     built, note = user_questions(opts.tables, opts.per_cell, opts.seed, opts)
     items = _lookup_items(SUBSET, built, opts)
     notes = {
@@ -126,7 +128,7 @@ def load_items(data_dir: Path, opts: TableQAOptions = DEFAULTS) -> SuiteData:
         return _user_items(opts)
     items = []
     dropped: dict[str, list[str]] = {}
-    filters: dict[str, dict] = {}
+    filters: dict[str, dict[str, Any] | None] = {}
     agreement: dict[str, int] | None = None
     for subset in LOOKUP_SUBSETS:
         built = subset_questions(subset, data_dir, opts)

@@ -196,6 +196,13 @@ def headline_metric(record: Mapping[str, Any], suite: str) -> str:
     return MATCH_METRICS.get(notes.get("options", {}).get("match", "strict"), "exact_match")
 
 
+def _nan_as_null(values: np.ndarray) -> list[Any]:
+    """``values`` as nested lists with NaN (a cell without questions) as None (JSON null)."""
+    out = values.astype(object)
+    out[np.isnan(values)] = None
+    return out.tolist()
+
+
 def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: str) -> list[Path]:
     """Two heatmap PNGs per subset with questions, and one JSON with every matrix and count.
 
@@ -239,11 +246,11 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
         written += [p1, p2]
         matrices[subset] = {
             "w_r": {
-                "accuracy": np.where(np.isnan(acc_r), None, acc_r).tolist(),
+                "accuracy": _nan_as_null(acc_r),
                 "n": n_r.astype(int).tolist(),
             },
             "w_d": {
-                "accuracy": np.where(np.isnan(acc_d), None, acc_d).tolist(),
+                "accuracy": _nan_as_null(acc_d),
                 "n": n_d.astype(int).tolist(),
             },
         }

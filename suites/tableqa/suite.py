@@ -18,26 +18,26 @@ class TableQAOptions(UserFileOptions):
     """``--suite-option tableqa.KEY=VALUE``."""
 
     language: Literal["en", "ru"] = Field(
-        "en", description=("en: the translated system prompt and template; ru: the article's own")
+        default="en", description=("en: the translated system prompt and template; ru: the article's own")
     )
-    per_cell: int = Field(10, ge=1, description="questions per (W, r) heatmap cell (article: 10)")
-    seed: int = Field(0, description="the seed of the question sample and the synthetic tables")
+    per_cell: int = Field(default=10, ge=1, description="questions per (W, r) heatmap cell (article: 10)")
+    seed: int = Field(default=0, description="the seed of the question sample and the synthetic tables")
     answer_cue: str = Field(
-        "\nAnswer:",
+        default="\nAnswer:",
         description=(
             "follows the question for completion (base) models; the article used chat models "
             'and no cue, so "" gives its prompt exactly'
         ),
     )
     match: Literal["strict", "normalized"] = Field(
-        "strict",
+        default="strict",
         description=(
             "the metric of the results table and heatmaps: strict (the article's exact match) or "
             "normalized"
         ),
     )
     tables: Path | None = Field(
-        None,
+        default=None,
         description=(
             "a folder of the user's own tables (.csv, .html): the questions are drawn from them "
             "(subset user) instead of wiki and syn1-syn5"
@@ -56,7 +56,7 @@ def run_tableqa(item: Item, models: Models, options: TableQAOptions) -> ItemResu
 
     generation = generate(item, models.model)
     text, reference = generation.text, item.reference
-    scores = {
+    scores: dict[str, float | None] = {
         "exact_match": exact_match(text, reference),
         "exact_match_normalized": exact_match_normalized(text, reference),
         "contains": contains(text, reference),
