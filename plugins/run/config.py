@@ -271,7 +271,7 @@ def run_config(
         started=time.time(),
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         registry=registry,
-        models=model_options(config, rescore is not None),
+        models=_rescore_models(config, rescore_path, rescore),
         settings=settings,
         suite_options=typed,
         gates=_gates(config, settings),
@@ -291,6 +291,54 @@ def run_config(
         ctrf_run_id=config.getoption("ctrf_run_id") or ci_run_id(),
         progress_s=_progress(config),
     )
+
+
+# The model options that choose which model answers, or how: with --rescore the record's
+# generations answer, so any of them would be silently ignored
+_ANSWERING = (
+    "model", "judge_model", "judge_backend", "judge_base_urls", "seed", "chat",
+    "weight_repack", "serve", "serve_ctx", "system_prompt",
+)  # fmt: skip
+
+
+def _rescore_models(
+    config: pytest.Config, rescore_path: str | None, rescore: RunRecord | None
+) -> ModelOptions:
+    """:func:`model_options`, and with ``--rescore`` the refusal of every option that
+    chooses another model or another way of answering (also from ``PYTEST_ADDOPTS``): a
+    re-score answers every item from the record's generations, so a ``--model`` given with
+    it would name a candidate that never runs. ``--backend`` naming the record's own
+    backend is allowed.
+
+    Raises:
+        pytest.UsageError: one line naming the option, the record and the fix.
+    """
+    models = model_options(config, rescore is not None)
+    if rescore is None:
+        return models
+    default = ModelOptions()
+    recorded = str(rescore.model.get("backend", ""))
+    given = [
+        (option_flag(name), value)
+        for name, value in given_backend_options(config, installed_backends()).items()
+    ]
+    for name in _ANSWERING:
+        value = getattr(models, name)
+        if value != getattr(default, name):
+            shown = " ".join(map(str, value)) if isinstance(value, tuple) else value
+            given.insert(0, (option_flag(name.removesuffix("s")), shown))
+    if models.backend != default.backend and models.backend != recorded.partition(" ")[0]:
+        given.insert(0, ("--backend", models.backend))
+    if given:
+        flag, value = given[0]
+        shown = flag if value is True else f"{flag} {value}"
+        model = rescore.model.get("name") or recorded or "its model"
+        raise pytest.UsageError(
+            f"--rescore {rescore_path} with {shown}: a re-score answers every item from the "
+            f"record's generations ({model}), so {flag} would change nothing; run without "
+            f"--rescore to measure another model or setting"
+        )
+    return models
 
 
 def model_options(config: pytest.Config, replay: bool) -> ModelOptions:
