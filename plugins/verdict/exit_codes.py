@@ -19,7 +19,8 @@ EXIT_CODES: dict[int, str] = {
     "suite scored nothing, the baseline shares no item (with --max-regression: no item of a "
     "selected suite), a subset of a gated suite ran "
     "(-k, -m, --deselect, --lf without --allow-subset), a declared gate was not evaluated "
-    "(its suite skipped, or outside a run of the whole suites package), or the run was "
+    "(its suite skipped, or not selected by the command: without --allow-subset), or the "
+    "run was "
     "stopped (circuit breaker, a --serve server that died)",
     INTERRUPTED: "INCOMPLETE: interrupted by Ctrl-C (SIGINT) or SIGTERM (a second signal is "
     "absorbed); the record holds the finished items",

@@ -109,16 +109,17 @@ def exit_status(
         why = f" (skipped: {', '.join(skipped)})" if skipped else ""
         return NOTHING_MEASURED, "NOT EVALUATED", [f"no item was measured{why}"]
     short = [f"gate {g['expression']} {g['reason']}" for g in gates if short_of_n(g)]
+    left_out = (
+        "; select the gate's suite too, or pass --allow-subset to leave it out"
+        if selection.narrow
+        else "; a run of the whole suites package answers every declared gate: add the "
+        "suite's path to the command, or select suites by name"
+    )
     short += [
         f"gate {g['expression']} {g['reason']}"
-        + (
-            "; a run of the whole suites package answers every declared gate: add the "
-            "suite's path to the command, or select suites by name"
-            if g.get("not_evaluated") == "not_selected"
-            else ""
-        )
+        + (left_out if g.get("not_evaluated") == "not_selected" else "")
         for g in gates
-        if unanswered(g, selection.narrow)
+        if unanswered(g, selection.gates_may_be_left_out)
     ]
     if reasons or short:
         undecided = not complete or (short and not reasons)
