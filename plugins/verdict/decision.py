@@ -69,8 +69,10 @@ class Verdict:
 
     Attributes:
         status: the process exit status (see :data:`EXIT_CODES`).
-        word: ``PASS``, ``FAIL``, ``NOT EVALUATED``, ``INCOMPLETE`` or ``CRASHED``.
-        reasons: one line per reason the run did not pass (empty on PASS).
+        word: ``PASS``, ``FAIL``, ``NOT EVALUATED``, ``INCOMPLETE``, ``CRASHED`` or
+            ``SHARD`` (a complete shard, exit 0: not a release decision).
+        reasons: one line per reason the run did not pass (empty on PASS; a shard's one
+            line says to merge).
         complete: every selected item finished, nothing stopped or cut the run.
         aggregates: ``suite/metric`` -> mean, 95% CI, n and breakdowns (the record's
             ``aggregates``).
@@ -95,8 +97,9 @@ class Verdict:
         return self.status == OK
 
     def headline(self) -> str:
-        """``PASS`` or e.g. ``FAIL (exit 1): gate fda/accuracy>=0.5 failed``."""
-        if self.passed:
+        """``PASS`` or e.g. ``FAIL (exit 1): gate fda/accuracy>=0.5 failed``, ``SHARD
+        (exit 0): shard 1/2 complete: not a release decision; ...``."""
+        if self.word == "PASS":
             return "PASS"
         return f"{self.word} (exit {self.status}): " + "; ".join(self.reasons[:3])
 

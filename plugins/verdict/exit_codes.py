@@ -14,7 +14,8 @@ OK, FAILED, INTERRUPTED, INTERNAL_ERROR, USAGE_ERROR, NOTHING_MEASURED, OUTPUT_E
 )
 EXIT_CODES: dict[int, str] = {
     OK: "PASS: every selected item scored, every evaluated gate and regression check passed, "
-    "every output written",
+    "every output written; or SHARD: one complete shard (--shard K/N), which decides no gate "
+    "and is not a release decision (`extractbench merge` of the shards' records is)",
     FAILED: "FAIL or INCOMPLETE: a gate or regression check failed, an item failed, a selected "
     "suite scored nothing, the baseline shares no item (with --max-regression: no item of a "
     "selected suite), a subset of a gated suite ran "

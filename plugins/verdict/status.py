@@ -18,7 +18,7 @@ from extractbench.plugins.verdict.exit_codes import (
 from extractbench.plugins.verdict.gates import short_of_n, unanswered
 from extractbench.plugins.verdict.speed import change_text
 
-__all__ = ["exit_status"]
+__all__ = ["exit_status", "shard_line"]
 
 
 def _item_failures(record: RunRecord) -> list[str]:
@@ -46,7 +46,7 @@ def exit_status(
     failed gates, regression and speed checks, gates not decided for want of n or declared
     gates not evaluated (:func:`plugins.verdict.gates.unanswered`) (1: INCOMPLETE when
     incomplete or only such gates are open, else FAIL);
-    nothing measured (5); else PASS (0)."""
+    nothing measured (5); a complete shard (0, SHARD: :func:`shard_line`); else PASS (0)."""
     if record.usage_errors:
         return USAGE_ERROR, "FAIL", list(record.usage_errors)
     if record.pytest_exit_status == INTERNAL_ERROR:
@@ -124,4 +124,16 @@ def exit_status(
     if reasons or short:
         undecided = not complete or (short and not reasons)
         return FAILED, "INCOMPLETE" if undecided else "FAIL", reasons + short
+    if selection.shard:
+        return OK, "SHARD", [shard_line(selection.shard)]
     return OK, "PASS", []
+
+
+def shard_line(shard: str) -> str:
+    """What a complete shard says instead of PASS: its exit is 0 (a CI matrix's job
+    succeeds), but it decides no gate: ``extractbench merge`` of the shards' records does."""
+    count = shard.partition("/")[2]
+    return (
+        f"shard {shard} complete: not a release decision; merge the {count} records "
+        "(extractbench merge) and gate on that"
+    )
