@@ -4,9 +4,13 @@ score outside its metric's range fails its item; black-box, with and without -n 
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from tests.conftest import PROJECT_ADDOPTS, TOY_SUITE
+from tests.conftest import PROJECT_ADDOPTS, TOY_CONFTEST, TOY_SUITE, TOY_TEST
+from tests.test_early_stop import ROWS
+from tests.test_early_stop import run as run_early
 from tests.test_plugin import MODES, run
 
 GATED = f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n[tool.extractbench.gates]\n'toy/accuracy' = '>= 0.9'\n"
@@ -179,3 +183,53 @@ def test_a_gates_file_is_read_by_the_same_model(toy):
     result.stderr.fnmatch_lines(
         ["*release.toml (top level): gates.toy/accuracy = 0.9: must be a string*"]
     )
+
+
+@pytest.fixture
+def toy100(pytester: pytest.Pytester) -> pytest.Pytester:
+    """The toy suite on 100 documents (tests/test_early_stop.py's)."""
+    pytester.makeconftest(TOY_CONFTEST)
+    pytester.makepyfile(toy_suite=TOY_SUITE, test_toy=TOY_TEST)
+    data = pytester.mkdir("data")
+    (data / "toy.jsonl").write_text("\n".join(json.dumps(r) for r in ROWS) + "\n")
+    pytester.makepyprojecttoml(f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n")
+    return pytester
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_minimum_n_met_before_an_early_stop_passes_and_never_sits_open_in_a_pass(
+    toy100, mode
+):
+    """``--stop-when-decided`` with a minimum n: the items that ran meet it, so it passed
+    (never "not evaluated" in a PASS run, nor a skipped JUnit case)."""
+    import xml.etree.ElementTree as ET
+
+    junit = toy100.path / "junit.xml"
+    result, record = run_early(
+        toy100, "--stop-when-decided", "--gate", "toy/accuracy>=0.2", "--gate", "toy:n>=10",
+        f"--junitxml={junit}", *mode,
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert record["counts"]["not_run"] > 0 and record["verdict"]["word"] == "PASS"
+    n_gate = next(g for g in record["gates"] if g["stat"] == "n")
+    assert n_gate["passed"] is True and n_gate["n"] >= 10, n_gate
+    assert all(g["passed"] is True for g in record["gates"])
+    [case] = [c for c in ET.parse(junit).getroot().iter("testcase")
+              if c.get("classname") == "gate" and c.get("name") == "toy"]  # fmt: skip
+    assert case.find("skipped") is None and case.find("failure") is None
+
+
+def test_a_pass_never_holds_a_gate_left_open():
+    """The one verdict: a complete run with a gate not evaluated for a reason no other
+    rule names is INCOMPLETE (exit 1), never PASS."""
+    from extractbench.plugins.record import SCHEMA_VERSION, Selection, parse_record
+    from extractbench.plugins.verdict.status import exit_status
+
+    record = parse_record({"schema_version": SCHEMA_VERSION, "run_id": "t",
+                           "counts": {"items": 3, "expected": 3, "scored": 3}})  # fmt: skip
+    gate = {"expression": "toy/accuracy>=0.1", "passed": True, "reason": "0.5 >= 0.1"}
+    assert exit_status(record, Selection(suites=["toy"]), True, [], [gate], None)[:2] == (0, "PASS")
+    gate = {**gate, "passed": None, "reason": "not evaluated: for a reason"}
+    status, word, reasons = exit_status(record, Selection(suites=["toy"]), True, [], [gate], None)
+    assert (status, word) == (1, "INCOMPLETE")
+    assert reasons == ["gate toy/accuracy>=0.1 not evaluated: for a reason"]

@@ -46,7 +46,8 @@ def exit_status(
     failed gates, regression and speed checks, gates not decided for want of n or declared
     gates not evaluated (:func:`plugins.verdict.gates.unanswered`) (1: INCOMPLETE when
     incomplete or only such gates are open, else FAIL);
-    nothing measured (5); a complete shard (0, SHARD: :func:`shard_line`); else PASS (0)."""
+    nothing measured (5); a complete shard (0, SHARD: :func:`shard_line`); any other gate
+    not evaluated (1, INCOMPLETE: a PASS never holds one); else PASS (0)."""
     if record.usage_errors:
         return USAGE_ERROR, "FAIL", list(record.usage_errors)
     if record.pytest_exit_status == INTERNAL_ERROR:
@@ -126,6 +127,14 @@ def exit_status(
         return FAILED, "INCOMPLETE" if undecided else "FAIL", reasons + short
     if selection.shard:
         return OK, "SHARD", [shard_line(selection.shard)]
+    open_ = [
+        f"gate {g['expression']} {g['reason']}"
+        for g in gates
+        if g["passed"] is None
+        and not (g.get("not_evaluated") == "not_selected" and selection.gates_may_be_left_out)
+    ]
+    if open_:  # a PASS never holds a gate it did not evaluate
+        return FAILED, "INCOMPLETE", open_
     return OK, "PASS", []
 
 
