@@ -5,6 +5,8 @@ score outside its metric's range fails its item; black-box, with and without -n 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -233,3 +235,47 @@ def test_a_pass_never_holds_a_gate_left_open():
     status, word, reasons = exit_status(record, Selection(suites=["toy"]), True, [], [gate], None)
     assert (status, word) == (1, "INCOMPLETE")
     assert reasons == ["gate toy/accuracy>=0.1 not evaluated: for a reason"]
+
+
+def test_a_partial_record_as_the_baseline_of_a_regression_test_is_refused(toy100):
+    """A record stopped early, or one shard, given to --baseline with --max-regression:
+    one usage line before any item (pytest, ``extractbench report`` and ``merge``), unless
+    --allow-partial-baseline; without --max-regression it is only compared."""
+    early, record = run_early(
+        toy100, "--stop-when-decided", "--gate", "toy/accuracy>=0.2", name="early.json"
+    )
+    assert early.ret == 0 and record["counts"]["not_run"] > 0
+    ran, total = record["counts"]["items"], record["counts"]["expected"]
+    result, again = run_early(toy100, "--baseline", "early.json", "--max-regression", "0.05",
+                              name="again.json")  # fmt: skip
+    assert result.ret == 4 and not again, result.stdout.str()[-2000:]
+    result.stderr.fnmatch_lines(
+        [f"ERROR: --baseline early.json: the record is stopped early (--stop-when-decided): "
+         f"{ran} of {total} selected items ran; a regression test against it covers only "
+         "those items. Give the record of a complete run (or the merge of every shard), or "
+         "pass --allow-partial-baseline"]
+    )  # fmt: skip
+    assert "test_toy.py" not in result.stdout.str()
+    shard, _ = run_early(toy100, "--shard", "1/2", name="shard.json")
+    assert shard.ret == 0
+    result, _ = run_early(toy100, "--baseline", "shard.json", "--max-regression", "0.05",
+                          name="again.json")  # fmt: skip
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--baseline shard.json: the record is one shard (1/2) of a run*"])
+    run_early(toy100, "--shard", "2/2", name="shard2.json")
+    for command in ("report", "merge"):
+        args = ["shard.json", "shard2.json", "-o", "merged.json"] if command == "merge" else [
+            "shard.json"
+        ]
+        cli = subprocess.run(
+            [sys.executable, "-m", "extractbench.plugins.cli.main", command, *args,
+             "--baseline", "early.json", "--max-regression", "0.05"],
+            cwd=toy100.path, capture_output=True, text=True,
+        )  # fmt: skip
+        assert cli.returncode == 4, cli.stdout + cli.stderr
+        assert f"extractbench {command}: --baseline early.json: the record is stopped" in cli.stderr
+    allowed, _ = run_early(toy100, "--baseline", "early.json", "--max-regression", "0.05",
+                           "--allow-partial-baseline", name="again.json")  # fmt: skip
+    assert allowed.ret in (0, 1) and "not_run" not in allowed.stderr.str()
+    compared, _ = run_early(toy100, "--baseline", "early.json", name="again.json")
+    assert compared.ret == 0, compared.stdout.str()[-2000:]

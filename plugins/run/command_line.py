@@ -190,9 +190,10 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
     group.addoption(
         "--allow-partial-baseline",
         action="store_true",
-        help="with --baseline and --max-regression: a selected suite of which the baseline "
-        "shares no scored item is reported as not comparable instead of failing the run "
-        "(exit 1).",
+        help="with --baseline and --max-regression: accept a baseline of part of a run "
+        "(incomplete, stopped early by --stop-when-decided, or one shard; else a usage "
+        "error, exit 4), and report a selected suite of which the baseline shares no scored "
+        "item as not comparable instead of failing the run (exit 1).",
     )
     group.addoption(
         "--ignore-project-gates",

@@ -37,6 +37,7 @@ from extractbench.plugins.run.project_config import (
     unknown_limits,
 )
 from extractbench.plugins.run.shard import Shard, parse_shard
+from extractbench.plugins.verdict.baseline import partial_baseline
 from extractbench.plugins.verdict.decision import GateSet
 from extractbench.plugins.verdict.gates import GateError
 from extractbench.plugins.verdict.speed import check_max_slowdown
@@ -217,10 +218,14 @@ def _gates(config: pytest.Config, settings: Settings) -> GateSet:
         raise pytest.UsageError(
             f"--max-regression {max_regression}: needs --baseline and a finite value >= 0"
         )
+    allow_partial = bool(config.getoption("allow_partial_baseline"))
+    if baseline is not None and (
+        why := partial_baseline(baseline, config.getoption("baseline"), max_regression, allow_partial)
+    ):
+        raise pytest.UsageError(why)
     return GateSet(
         tuple(settings.gates), baseline, None, max_regression,
-        bool(config.getoption("allow_incomparable_baseline")),
-        bool(config.getoption("allow_partial_baseline")),
+        bool(config.getoption("allow_incomparable_baseline")), allow_partial,
         _max_slowdown(config, baseline is not None),
     )  # fmt: skip
 

@@ -29,9 +29,11 @@ EXIT_CODES: dict[int, str] = {
     USAGE_ERROR: "usage error: bad option or gate, an unknown key or a wrong type in "
     "[tool.extractbench], missing, changed or malformed data, a user's file outside its folder "
     "or over its size limit, a suite with no items, a model that does not load, a chat "
-    "template that cannot send the run's messages, an unreadable record or cache, two of a "
-    "command's files naming one file, an output naming a folder, a FIFO or a socket or in a "
-    "folder that takes no file, gates of the project's pyproject.toml that the run would not "
+    "template that cannot send the run's messages, an unreadable record or cache, a partial "
+    "record (stopped early, incomplete, one shard) as the baseline of --max-regression, "
+    "--rescore with an option that chooses another model, two of a "
+    "command's files naming one file, an output naming a folder, a FIFO or a socket, under a "
+    "regular file or in a folder that takes no file, gates of the project's pyproject.toml that the run would not "
     "apply, a command-line mistake of `extractbench`",
     NOTHING_MEASURED: "NOT EVALUATED: nothing was measured (no test collected, every selected "
     "suite skipped with --skip-missing-data, or a shard that holds no item)",
