@@ -63,6 +63,11 @@ def test_a_gates_file_adds_its_gates(toy, mode):
     result, _ = run(toy, mode, "--gates-file", "missing.toml")
     assert result.ret == 4
     result.stderr.fnmatch_lines(["*--gates-file missing.toml: no such file*"])
+    result, _ = run(toy, mode, "--gates-file", "data")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(
+        ["ERROR: --gates-file data: is a folder, not a file; give a TOML file with *"]
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -153,6 +158,10 @@ CONFIG_TYPOS = {
     ),
     "[tool.extractbench.limits]\ntoyy = 4\n": (
         "*[[]tool.extractbench.limits[]] toyy: unknown suite 'toyy' (did you mean 'toy'?)*"
+    ),
+    "[tool.extractbench.options.toy]\ndelai = 0.1\n": (
+        "ERROR: *pyproject.toml [[]tool.extractbench.options.toy[]]: unknown toy option(s) "
+        "delai (did you mean 'delay'?); known: *"
     ),
 }
 

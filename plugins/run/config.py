@@ -161,7 +161,9 @@ def _settings(
         )  # fmt: skip
     except (GateError, SettingsError) as exc:
         raise pytest.UsageError(str(exc)) from None
-    typed, problems = typed_suite_options(settings.suite_options, registry)
+    typed, problems = typed_suite_options(
+        settings.suite_options, registry, settings.options_from
+    )
     problems = (
         unknown_gates(settings.gates, registry)
         + unknown_limits(settings.limits, registry)
