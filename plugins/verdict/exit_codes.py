@@ -35,7 +35,8 @@ EXIT_CODES: dict[int, str] = {
     "command's files naming one file, an output naming a folder, a FIFO or a socket, under a "
     "regular file or in a folder that takes no file, gates of the project's pyproject.toml that the run would not "
     "apply, a command-line mistake of `extractbench`",
-    NOTHING_MEASURED: "NOT EVALUATED: nothing was measured (no test collected, every selected "
+    NOTHING_MEASURED: "NOT EVALUATED: nothing was measured (no test collected, --collect-only "
+    "(--co) listing the suites' items, every selected "
     "suite skipped with --skip-missing-data, or a shard that holds no item)",
     OUTPUT_ERROR: "FAIL: an output could not be written (run record, JUnit, HTML, markdown, an "
     "export); the record (when it could be written) names it",
