@@ -92,3 +92,24 @@ def test_the_docs_show_path_options_in_the_form_a_pytest_command_takes():
         and "such as `--data-dir DIR`" not in line  # the run record's rule, naming the form
     ]
     assert not found, "\n".join(found)
+
+
+def test_an_items_file_the_project_names_outside_its_folder_is_one_usage_line(pytester):
+    """``[tool.extractbench.options.kv] path = "../x.jsonl"``: the items file would be read
+    from outside the project while its documents must stay inside: refused before any item,
+    blamed on the table, unless ``kv.root`` names the wider folder."""
+    outside = pytester.path.parent / f"{pytester.path.name}-x.jsonl"
+    outside.write_text('{"id": "a", "document": "Name: Ann", "fields": {"name": "Ann"}}\n')
+    pytester.makefile(
+        ".toml", pyproject=f'[tool.extractbench.options.kv]\npath = "../{outside.name}"\n'
+    )
+    result = pytester.runpytest_subprocess(
+        "--pyargs", "extractbench.suites.kv", "--backend", "fake", "-p", "no:cacheprovider"
+    )
+    assert result.ret == 4, result.stdout.str()[-2000:]
+    result.stderr.fnmatch_lines(
+        [f"*pyproject.toml [[]tool.extractbench.options.kv[]]: path = '../{outside.name}' is "
+         f"outside the project folder {pytester.path} (it resolves to {outside}); keep the "
+         "file in the project, or name a wider folder with kv.root*"]
+    )  # fmt: skip
+    assert "collected" not in result.stdout.str() or "0 items" in result.stdout.str()

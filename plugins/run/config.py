@@ -161,8 +161,9 @@ def _settings(
         )  # fmt: skip
     except (GateError, SettingsError) as exc:
         raise pytest.UsageError(str(exc)) from None
+    project = config.inipath.parent if config.inipath is not None else None
     typed, problems = typed_suite_options(
-        settings.suite_options, registry, settings.options_from
+        settings.suite_options, registry, settings.options_from, project
     )
     problems = (
         unknown_gates(settings.gates, registry)

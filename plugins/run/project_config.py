@@ -30,7 +30,12 @@ from extractbench.plugins.verdict.speed import SPEED_METRICS
 from extractbench.suites.files import path_kind
 from extractbench.suites.item import DataError
 from extractbench.suites.registry import Registry
-from extractbench.suites.suite_options import OptionError, SuiteOptions
+from extractbench.suites.suite_options import (
+    OptionError,
+    SuiteOptions,
+    describe_options,
+    dump_options,
+)
 
 __all__ = [
     "Settings",
@@ -259,16 +264,46 @@ def unknown_limits(limits: Mapping[str, int], registry: Registry) -> list[str]:
     ]
 
 
+def _outside_project(
+    suite: str, options: SuiteOptions, options_from: Mapping[str, str], project: Path | None
+) -> list[str]:
+    """A file or folder option a project's pyproject gives (``kv.path``) must lie in that
+    project's folder, as the documents it names lie in its own folder: one line per option
+    that resolves outside it (links and ``..`` followed), unless the suite's ``root`` names
+    a wider folder."""
+    if project is None or getattr(options, "root", None) is not None:
+        return []
+    base = project.resolve()
+    given = dump_options(options)
+    kinds = {row["name"]: row["type"] for row in describe_options(type(options))}
+    problems = []
+    for key, value in given.items():
+        where = options_from.get(f"{suite}.{key}")
+        if where is None or not value or not kinds.get(key, "").startswith("path"):
+            continue
+        target = Path(str(value)).expanduser().resolve()
+        if not target.is_relative_to(base):
+            problems.append(
+                f"{where}: {key} = {str(value)!r} is outside the project folder {base} (it "
+                f"resolves to {target}); keep the file in the project, or name a wider "
+                f"folder with {suite}.root"
+            )
+    return problems
+
+
 def typed_suite_options(
     values: Mapping[str, Mapping[str, Any]],
     registry: Registry,
     options_from: Mapping[str, str] | None = None,
+    project: Path | None = None,
 ) -> tuple[dict[str, SuiteOptions], list[str]]:
     """Every registered suite's ``Options`` object, each parsed once from ``values``.
 
     Args:
         values: suite -> {key: value}; options_from: where each ``suite.key`` was given
             (:attr:`Settings.options_from`), named in its problem line.
+        project: the folder of the pyproject the options were read from: a file option
+            it gives must lie there (:func:`_outside_project`).
 
     Returns:
         ``(suite -> Options, problems)``: a problem line per unknown suite, unknown key or
@@ -286,6 +321,7 @@ def typed_suite_options(
     for name, spec in registry.suites.items():
         try:
             typed[name] = spec.parse_options(values.get(name))
+            problems += _outside_project(name, typed[name], options_from or {}, project)
         except OptionError as exc:
             where = (options_from or {}).get(f"{name}.{exc.key}", "--suite-option")
             problems.append(f"{where}: {exc}" if where != "--suite-option" else f"{where} {exc}")
