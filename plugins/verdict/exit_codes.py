@@ -1,6 +1,7 @@
 """The exit statuses of a run and what each means (the README's exit-code table): no
 status means two things, and an ``extractbench`` command-line mistake is a usage error
-(4), as pytest's own."""
+(4), as pytest's own. 130 is not the plugin's: it is how a process Ctrl-C ends before the
+plugin handles the signal looks to a shell."""
 
 from __future__ import annotations
 
@@ -40,6 +41,10 @@ EXIT_CODES: dict[int, str] = {
     "suite skipped with --skip-missing-data, or a shard that holds no item)",
     OUTPUT_ERROR: "FAIL: an output could not be written (run record, JUnit, HTML, markdown, an "
     "export); the record (when it could be written) names it",
+    130: "NOT STARTED: Ctrl-C (SIGINT) while pytest was still starting, before the plugin "
+    "took over the signal (its first seconds: imports, plugin loading): Python ends by the "
+    "signal (the shell's 130, a negative status -2 from a parent process), with its traceback; "
+    "nothing ran and no record was written",
     CRASHED: "CRASHED: a process running items died from a signal (a segfault in native "
     "code, an out-of-memory kill); the record names the item, the signal and the top frame, "
     "the other items ran on; gates not decided",
