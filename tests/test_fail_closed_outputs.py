@@ -291,3 +291,16 @@ def test_an_output_under_a_regular_file_is_a_usage_line_before_any_item(toy, mod
     )  # fmt: skip
     assert "summary-md" not in result.stderr.str()  # a missing folder is made at the write
     assert "test_toy.py" not in result.stdout.str() and not record
+
+
+def test_an_output_on_a_symbolic_link_replaces_the_link_and_leaves_its_target(toy):
+    """As docs/usage.md says: the atomic write renames its file over the link; the file
+    the link pointed to keeps its bytes."""
+    target = toy.path / "kept.md"
+    target.write_text("the team's own file\n")
+    link = toy.path / "summary.md"
+    link.symlink_to(target)
+    result, _ = run(toy, [], "--summary-md", str(link))
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert not link.is_symlink() and "extractbench" in link.read_text()
+    assert target.read_text() == "the team's own file\n"
