@@ -21,6 +21,7 @@ from extractbench.suites.suite_options import UserFileOptions
 __all__ = [
     "read_text", "decode", "inside", "sha256_of", "atomic_write", "write_output", "fsync_folder",
     "cache_dir", "data_file", "path_kind", "NotARegularFile", "UserFiles", "distinct_ids",
+    "stat_stamp", "RACY_NS",
 ]  # fmt: skip
 
 # The process's umask, read once at import (in the main thread): files written here get
@@ -73,6 +74,20 @@ def sha256_of(path: Path) -> str:
         while block := fh.read(1 << 20):
             digest.update(block)
     return digest.hexdigest()
+
+
+# A file changed this recently is hashed again next time: a write within the same timestamp
+# tick as the hash would leave its stamp unchanged (the "racy git" problem).
+RACY_NS = 2_000_000_000
+
+
+def stat_stamp(st: os.stat_result) -> tuple[int, int, int, int, int]:
+    """The stamp a remembered digest is trusted under: (size, mtime_ns, ctime_ns, inode,
+    device). While none of them changed the file was not written in place nor replaced:
+    mtime can be set back by anyone (``touch -r``, ``cp -p``, ``tar -x``), ctime cannot
+    (the kernel sets it on every write and every change of mtime), and a file renamed over
+    it has another inode."""
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
 def atomic_write(path: Path, data: str | bytes, *, staging: Path | None = None) -> Path:

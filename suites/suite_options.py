@@ -6,6 +6,7 @@ by the suite's reader, from the folder pytest runs in), ``""`` the same as unset
 
 from __future__ import annotations
 
+import difflib
 import types
 import typing
 from collections.abc import Mapping
@@ -16,6 +17,7 @@ from extractbench.suites.item import DataError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 __all__ = [
+    "OptionError",
     "SuiteOptions",
     "NoOptions",
     "UserFileOptions",
@@ -29,6 +31,15 @@ __all__ = [
 
 _FALSE = ("0", "false", "no", "off")
 T = TypeVar("T", bound="SuiteOptions")
+
+
+class OptionError(DataError):
+    """A suite option that cannot be parsed; ``key`` is the option it names (None: a
+    combination of several)."""
+
+    def __init__(self, message: str, key: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 class SuiteOptions(BaseModel):
@@ -173,7 +184,7 @@ def parse_options(suite: str, cls: type[T], values: Mapping[str, Any] | T | None
         values: option name -> value, or None for the defaults.
 
     Raises:
-        DataError: an unknown key (the message lists the valid ones), a value not of its
+        OptionError: an unknown key (the message lists the valid ones and the closest), a value not of its
             field's type, range or choices (one line naming ``suite.key=value``), or a
             combination the model's validators reject (``suite options: ...``).
     """
@@ -184,15 +195,21 @@ def parse_options(suite: str, cls: type[T], values: Mapping[str, Any] | T | None
     unknown = sorted(set(values) - set(known))
     if unknown:
         valid = ", ".join(known) if known else f"none (the {suite} suite takes no options)"
-        raise DataError(f"unknown {suite} option(s) {', '.join(unknown)}; known: {valid}")
+        close = difflib.get_close_matches(unknown[0], known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise OptionError(
+            f"unknown {suite} option(s) {', '.join(unknown)}{hint}; known: {valid}", unknown[0]
+        )
     try:
         return cls.model_validate(values)
     except ValidationError as exc:
         error = exc.errors()[0]
         if error["loc"]:
             key = str(error["loc"][0])
-            raise DataError(f"{suite}.{key}={values.get(key)}: {problem(error, cls)}") from None
-        raise DataError(f"{suite} options: {problem(error, cls)}") from None
+            raise OptionError(
+                f"{suite}.{key}={values.get(key)}: {problem(error, cls)}", key
+            ) from None
+        raise OptionError(f"{suite} options: {problem(error, cls)}") from None
 
 
 def describe_options(cls: type[SuiteOptions]) -> list[dict[str, Any]]:

@@ -184,12 +184,51 @@ def test_a_backend_package_runs_a_suite_and_shows_in_doctor_and_the_record(toy, 
     )  # fmt: skip
     assert result.ret == 0, result.stdout.str()[-2000:]
     model = read_json(toy.path / "r.json")["model"]
-    assert model["backend"] == "toy-echo" and model["fingerprint"] == "toy-echo:seed=0:lanes=1"
+    assert model["backend"] == "toy-echo" and model["fingerprint"] == "toy-echo:seed=0:lanes=1:suffix= echo"
     assert model["toy_echo"] == {"suffix": " echo"} and model["options"] == {"suffix": " echo"}
     assert list(model)[-1] == "toy_echo_machine" and model["toy_echo_machine"] == {"lanes": 1}
     assert list(model).index("toy_echo") < list(model).index("options")
     predictions = [it["prediction"] for it in read_json(toy.path / "r.json")["items"]]
     assert predictions and all(p.endswith(" echo") for p in predictions)
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_every_option_of_a_backend_is_in_the_cache_key_unless_it_says_why_not(
+    toy, monkeypatch, workers
+):
+    """The toy backend's fingerprint code names no option: an answer-changing option set,
+    and a field added to its options class later, each get their own cached answers; a
+    field that declares it does not change answers shares them."""
+    env = _install(toy.path / "site")
+    monkeypatch.setenv("PYTHONPATH", env["PYTHONPATH"])
+
+    def run(*args: str) -> dict:
+        result = toy.runpytest_subprocess(
+            "--backend", "toy-echo", "--data-dir", "data", "--report-json", "r.json",
+            "-p", "no:cacheprovider", *workers, *args,
+        )  # fmt: skip
+        assert result.ret == 0, result.stdout.str()[-2000:]
+        return read_json(toy.path / "r.json")
+
+    plain = run()
+    assert plain["counts"]["cached_calls"] == 0 and plain["counts"]["calls"] > 0
+    assert plain["model"]["fingerprint"] == "toy-echo:seed=0:lanes=1"  # defaults: unnamed
+    echo = run("--suffix", " echo")
+    assert echo["counts"]["cached_calls"] == 0, echo["model"]["fingerprint"]
+    assert all(it["prediction"].endswith(" echo") for it in echo["items"])
+    options = toy.path / "site" / "toy_echo" / "options.py"
+    options.write_text(
+        OPTIONS
+        + '    style: str = Field("plain", description="a field added later")\n'
+        + '    chatty_log: bool = Field(False, description="log each call", '
+        + 'json_schema_extra={"fingerprint": "does not change answers"})\n'
+    )
+    assert run()["counts"]["cached_calls"] == plain["counts"]["calls"]  # default: one key
+    styled = run("--style", "loud")
+    assert styled["counts"]["cached_calls"] == 0
+    assert styled["model"]["fingerprint"] == "toy-echo:seed=0:lanes=1:style=loud"
+    chatty = run("--chatty-log")
+    assert chatty["counts"]["cached_calls"] == plain["counts"]["calls"]
 
 
 @pytest.mark.parametrize("workers", [(), ("-n", "2")], ids=["serial", "xdist"])

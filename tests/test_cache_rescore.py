@@ -76,7 +76,7 @@ def test_rescore_reproduces_the_aggregates_without_a_model(toy, mode):
     _, original = run(toy, mode, "--limit", "10")
     rescored_path = toy.path / "rescored.json"
     result = toy.runpytest_subprocess(
-        "--rescore", "record.json", "--model", "nowhere.gguf", "--data-dir", "data",
+        "--rescore", "record.json", "--backend", "fake", "--data-dir", "data",
         "--report-json", str(rescored_path), *mode,
     )  # fmt: skip
     assert result.ret == 0, result.stdout.str()
@@ -88,6 +88,36 @@ def test_rescore_reproduces_the_aggregates_without_a_model(toy, mode):
     assert {it["id"] for it in rescored["items"]} == {it["id"] for it in original["items"]}
     assert all(c["cached"] for c in _calls(rescored))
     result.stdout.fnmatch_lines(["*answered from the run record (--rescore)*"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_rescore_with_another_model_or_setting_is_a_usage_line_before_any_item(
+    toy, monkeypatch, mode
+):
+    """``--rescore`` answers from the record: a ``--model`` (or another option choosing how
+    the model answers) given with it, also with ``--rescore`` from ``PYTEST_ADDOPTS``, is
+    refused instead of exiting 0 on the old record's answers."""
+    run(toy, [], "--limit", "4")
+    (toy.path / "other.gguf").write_bytes(b"GGUF" + bytes(64))
+    cases = [
+        (("--rescore", "record.json", "--model", "other.gguf"), "--model other.gguf"),
+        (("--rescore", "record.json", "--backend", "hf"), "--backend hf"),
+        (("--rescore", "record.json", "--seed", "3"), "--seed 3"),
+        (("--rescore", "record.json", "--chat", "on"), "--chat on"),
+    ]
+    for args, named in cases:
+        result = toy.runpytest_subprocess(*args, "--data-dir", "data", *mode)
+        assert result.ret == 4, result.stdout.str()[-2000:]
+        result.stderr.fnmatch_lines(
+            [f"*--rescore record.json with {named}: a re-score answers every item from the "
+             "record's generations (fake-lookup), so * would change nothing; run without "
+             "--rescore*"]
+        )  # fmt: skip
+        assert "test_toy.py" not in result.stdout.str()
+    monkeypatch.setenv("PYTEST_ADDOPTS", "--rescore record.json")
+    result = toy.runpytest_subprocess("--model", "other.gguf", "--data-dir", "data", *mode)
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--rescore record.json with --model other.gguf: *"])
 
 
 def test_paths_outside_the_checkout_follow_their_options_after_a_space(toy):

@@ -102,9 +102,25 @@ def test_the_whole_package_leaves_an_unconfigured_on_request_suite_out(project, 
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_naming_one_suite_leaves_a_gated_one_out_and_says_so(project, mode):
+def test_a_command_narrower_than_the_declared_gates_is_incomplete(project, mode):
+    """A CI command narrowed to one suite never turns green without the team's gate on
+    another: INCOMPLETE (exit 1), naming the gate and both ways out."""
     _pyproject(project, "'toy/accuracy' = '>= 0.1'\n'toyreq/accuracy' = '>= 0.99'")
     result, record = _run(project, "suites/toy", *mode)
+    assert result.ret == 1 and record["verdict"]["word"] == "INCOMPLETE", result.stdout.str()[
+        -2000:
+    ]
+    [reason] = [r for r in record["verdict"]["reasons"] if "toyreq" in r]
+    assert "not selected by this command" in reason and "--allow-subset" in reason
+    failure = _gate_case(project, "toyreq/accuracy").find("failure")
+    assert failure is not None and "not selected by this command" in failure.get("message")
+    assert _gate_case(project, "toy/accuracy").find("failure") is None
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_naming_one_suite_with_allow_subset_leaves_a_gated_one_out_and_says_so(project, mode):
+    _pyproject(project, "'toy/accuracy' = '>= 0.1'\n'toyreq/accuracy' = '>= 0.99'")
+    result, record = _run(project, "suites/toy", "--allow-subset", *mode)
     assert result.ret == 0, result.stdout.str()[-2000:]
     gate = next(g for g in record["gates"] if g["metric"] == "toyreq/accuracy")
     assert gate["passed"] is None and gate["not_evaluated"] == "not_selected"

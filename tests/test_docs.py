@@ -49,7 +49,7 @@ def test_the_readme_speaks_a_newcomer_s_words():
 
 
 def test_the_readme_exit_code_table_is_the_codes():
-    rows = re.findall(r"^\| (\d) \| ([^|]+) \| (.+) \|$", README, flags=re.M)
+    rows = re.findall(r"^\| (\d+) \| ([^|]+) \| (.+) \|$", README, flags=re.M)
     assert {int(code) for code, _, _ in rows} == set(EXIT_CODES)
     for code, word, when in rows:
         assert f"{word.strip()}: {when.strip()}" == EXIT_CODES[int(code)]

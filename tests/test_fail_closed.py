@@ -7,6 +7,7 @@ import json
 import os
 import resource
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -161,17 +162,20 @@ def test_a_failing_plain_test_beside_the_suite_is_not_hidden_by_the_verdict(toy,
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_an_unwritable_run_record_exits_6_and_never_leaves_a_stale_one(toy, mode):
+def test_a_run_record_under_a_regular_file_is_refused_before_any_item(toy, mode):
+    """The write after the run would fail ("Not a directory"): the one path check refuses
+    it first (exit 4), and the earlier run's record stays (an output that fails at the
+    write, a full device: tests/test_fail_closed_outputs.py, exit 6)."""
     (toy.path / "afile").write_text("not a folder")
-    result, _ = run(toy, mode)  # a good record at record.json first
+    result, before = run(toy, mode)  # a good record at record.json first
     assert result.ret == 0
     result = toy.runpytest_subprocess(
         "--backend", "fake", "--data-dir", "data", "--report-json", "afile/run.json", *mode
     )
-    assert result.ret == 6
-    result.stdout.fnmatch_lines(
-        ["NOT WRITTEN: run record afile/run.json: *", "*verdict: FAIL (exit 6)*"]
-    )
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--report-json afile/run.json: * is a file, not a folder*"])
+    assert "test_toy.py" not in result.stdout.str()
+    assert read_json(toy.path / "record.json") == before
 
 
 def test_a_full_disk_exits_6_and_removes_the_earlier_record(toy):
@@ -196,11 +200,16 @@ def test_a_full_disk_exits_6_and_removes_the_earlier_record(toy):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_an_unwritable_summary_exits_6_and_the_record_says_so(toy, mode):
-    (toy.path / "afile").write_text("not a folder")
-    result, record = run(toy, mode, "--summary-md", "afile/summary.md")
+    """A summary whose write fails after the run (a full device): exit 6, named."""
+    full = toy.path / "full"
+    try:
+        os.mknod(full, stat.S_IFCHR | 0o666, os.makedev(1, 7))
+    except PermissionError:
+        pytest.skip("making a character device needs root (CAP_MKNOD)")
+    result, record = run(toy, mode, "--summary-md", str(full))
     assert result.ret == 6
     assert record["exit_status"] == 6 and record["verdict"]["word"] == "FAIL"
-    assert record["output_errors"][0].startswith("--summary-md afile/summary.md:")
+    assert record["output_errors"][0].startswith(f"--summary-md {full}:")
     assert "Traceback" not in result.stdout.str()
 
 

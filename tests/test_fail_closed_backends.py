@@ -4,6 +4,7 @@ build and model (its fingerprint), black-box through pytest and the fake OpenAI 
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import time
@@ -237,3 +238,32 @@ def test_answers_of_a_server_without_fingerprint_are_reused_only_when_trusted_or
         assert _cached_run(toy, server, "--model-revision", "r2")[0] == 4
     finally:
         server.stop()
+
+
+def test_a_model_changed_in_place_with_its_size_and_mtime_kept_is_hashed_and_run_again(toy):
+    """A copy of the default model run on 2 items, then 4 MiB of its weights overwritten
+    in place, its size kept and its mtime set back (``touch -r``): the next run names a new
+    digest and generates both items again instead of answering from the old model's cache."""
+    import shutil
+
+    from extractbench.suites.model_files import default_model_path
+
+    model = toy.path / "candidate.gguf"
+    shutil.copyfile(default_model_path(), model)
+    args = ("--model", str(model), "--limit", "2", "-p", "no:cacheprovider")
+    record = toy.path / "record.json"
+    first = toy.runpytest_subprocess("--data-dir", "data", "--report-json", str(record), *args)
+    assert first.ret in (0, 1), first.stdout.str()[-2000:]
+    before = read_json(record)
+    assert before["counts"]["calls"] == 2 and before["counts"]["cached_calls"] == 0
+    stamp = model.stat()
+    with model.open("r+b") as fh:  # weights past the header; the size stays
+        fh.seek(stamp.st_size // 2)
+        fh.write(bytes(range(256)) * (4 << 12))
+    os.utime(model, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    assert (model.stat().st_size, model.stat().st_mtime_ns) == (stamp.st_size, stamp.st_mtime_ns)
+    again = toy.runpytest_subprocess("--data-dir", "data", "--report-json", str(record), *args)
+    assert again.ret in (0, 1), again.stdout.str()[-2000:]
+    after = read_json(record)
+    assert after["model"]["sha256"] != before["model"]["sha256"]
+    assert after["counts"]["calls"] == 2 and after["counts"]["cached_calls"] == 0

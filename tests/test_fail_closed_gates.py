@@ -4,9 +4,15 @@ score outside its metric's range fails its item; black-box, with and without -n 
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
-from tests.conftest import PROJECT_ADDOPTS, TOY_SUITE
+from tests.conftest import PROJECT_ADDOPTS, TOY_CONFTEST, TOY_SUITE, TOY_TEST
+from tests.test_early_stop import ROWS
+from tests.test_early_stop import run as run_early
 from tests.test_plugin import MODES, run
 
 GATED = f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n[tool.extractbench.gates]\n'toy/accuracy' = '>= 0.9'\n"
@@ -57,6 +63,11 @@ def test_a_gates_file_adds_its_gates(toy, mode):
     result, _ = run(toy, mode, "--gates-file", "missing.toml")
     assert result.ret == 4
     result.stderr.fnmatch_lines(["*--gates-file missing.toml: no such file*"])
+    result, _ = run(toy, mode, "--gates-file", "data")
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(
+        ["ERROR: --gates-file data: is a folder, not a file; give a TOML file with *"]
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -148,6 +159,10 @@ CONFIG_TYPOS = {
     "[tool.extractbench.limits]\ntoyy = 4\n": (
         "*[[]tool.extractbench.limits[]] toyy: unknown suite 'toyy' (did you mean 'toy'?)*"
     ),
+    "[tool.extractbench.options.toy]\ndelai = 0.1\n": (
+        "ERROR: *pyproject.toml [[]tool.extractbench.options.toy[]]: unknown toy option(s) "
+        "delai (did you mean 'delay'?); known: *"
+    ),
 }
 
 
@@ -179,3 +194,97 @@ def test_a_gates_file_is_read_by_the_same_model(toy):
     result.stderr.fnmatch_lines(
         ["*release.toml (top level): gates.toy/accuracy = 0.9: must be a string*"]
     )
+
+
+@pytest.fixture
+def toy100(pytester: pytest.Pytester) -> pytest.Pytester:
+    """The toy suite on 100 documents (tests/test_early_stop.py's)."""
+    pytester.makeconftest(TOY_CONFTEST)
+    pytester.makepyfile(toy_suite=TOY_SUITE, test_toy=TOY_TEST)
+    data = pytester.mkdir("data")
+    (data / "toy.jsonl").write_text("\n".join(json.dumps(r) for r in ROWS) + "\n")
+    pytester.makepyprojecttoml(f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n")
+    return pytester
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_minimum_n_met_before_an_early_stop_passes_and_never_sits_open_in_a_pass(
+    toy100, mode
+):
+    """``--stop-when-decided`` with a minimum n: the items that ran meet it, so it passed
+    (never "not evaluated" in a PASS run, nor a skipped JUnit case)."""
+    import xml.etree.ElementTree as ET
+
+    junit = toy100.path / "junit.xml"
+    result, record = run_early(
+        toy100, "--stop-when-decided", "--gate", "toy/accuracy>=0.2", "--gate", "toy:n>=10",
+        f"--junitxml={junit}", *mode,
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert record["counts"]["not_run"] > 0 and record["verdict"]["word"] == "PASS"
+    n_gate = next(g for g in record["gates"] if g["stat"] == "n")
+    assert n_gate["passed"] is True and n_gate["n"] >= 10, n_gate
+    assert all(g["passed"] is True for g in record["gates"])
+    [case] = [c for c in ET.parse(junit).getroot().iter("testcase")
+              if c.get("classname") == "gate" and c.get("name") == "toy"]  # fmt: skip
+    assert case.find("skipped") is None and case.find("failure") is None
+
+
+def test_a_pass_never_holds_a_gate_left_open():
+    """The one verdict: a complete run with a gate not evaluated for a reason no other
+    rule names is INCOMPLETE (exit 1), never PASS."""
+    from extractbench.plugins.record import SCHEMA_VERSION, Selection, parse_record
+    from extractbench.plugins.verdict.status import exit_status
+
+    record = parse_record({"schema_version": SCHEMA_VERSION, "run_id": "t",
+                           "counts": {"items": 3, "expected": 3, "scored": 3}})  # fmt: skip
+    gate = {"expression": "toy/accuracy>=0.1", "passed": True, "reason": "0.5 >= 0.1"}
+    assert exit_status(record, Selection(suites=["toy"]), True, [], [gate], None)[:2] == (0, "PASS")
+    gate = {**gate, "passed": None, "reason": "not evaluated: for a reason"}
+    status, word, reasons = exit_status(record, Selection(suites=["toy"]), True, [], [gate], None)
+    assert (status, word) == (1, "INCOMPLETE")
+    assert reasons == ["gate toy/accuracy>=0.1 not evaluated: for a reason"]
+
+
+def test_a_partial_record_as_the_baseline_of_a_regression_test_is_refused(toy100):
+    """A record stopped early, or one shard, given to --baseline with --max-regression:
+    one usage line before any item (pytest, ``extractbench report`` and ``merge``), unless
+    --allow-partial-baseline; without --max-regression it is only compared."""
+    early, record = run_early(
+        toy100, "--stop-when-decided", "--gate", "toy/accuracy>=0.2", name="early.json"
+    )
+    assert early.ret == 0 and record["counts"]["not_run"] > 0
+    ran, total = record["counts"]["items"], record["counts"]["expected"]
+    result, again = run_early(toy100, "--baseline", "early.json", "--max-regression", "0.05",
+                              name="again.json")  # fmt: skip
+    assert result.ret == 4 and not again, result.stdout.str()[-2000:]
+    result.stderr.fnmatch_lines(
+        [f"ERROR: --baseline early.json: the record is stopped early (--stop-when-decided): "
+         f"{ran} of {total} selected items ran; a regression test against it covers only "
+         "those items. Give the record of a complete run (or the merge of every shard), or "
+         "pass --allow-partial-baseline"]
+    )  # fmt: skip
+    assert "test_toy.py" not in result.stdout.str()
+    shard, _ = run_early(toy100, "--shard", "1/2", name="shard.json")
+    assert shard.ret == 0
+    result, _ = run_early(toy100, "--baseline", "shard.json", "--max-regression", "0.05",
+                          name="again.json")  # fmt: skip
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*--baseline shard.json: the record is one shard (1/2) of a run*"])
+    run_early(toy100, "--shard", "2/2", name="shard2.json")
+    for command in ("report", "merge"):
+        args = ["shard.json", "shard2.json", "-o", "merged.json"] if command == "merge" else [
+            "shard.json"
+        ]
+        cli = subprocess.run(
+            [sys.executable, "-m", "extractbench.plugins.cli.main", command, *args,
+             "--baseline", "early.json", "--max-regression", "0.05"],
+            cwd=toy100.path, capture_output=True, text=True,
+        )  # fmt: skip
+        assert cli.returncode == 4, cli.stdout + cli.stderr
+        assert f"extractbench {command}: --baseline early.json: the record is stopped" in cli.stderr
+    allowed, _ = run_early(toy100, "--baseline", "early.json", "--max-regression", "0.05",
+                           "--allow-partial-baseline", name="again.json")  # fmt: skip
+    assert allowed.ret in (0, 1) and "not_run" not in allowed.stderr.str()
+    compared, _ = run_early(toy100, "--baseline", "early.json", name="again.json")
+    assert compared.ret == 0, compared.stdout.str()[-2000:]

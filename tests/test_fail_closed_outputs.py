@@ -250,3 +250,57 @@ def test_benchmark_json_is_in_the_one_path_check_and_says_why_it_is_not_written(
     [line] = [w for w in record_data["warnings"] if "--benchmark-json" in w]
     assert "not written: no model call of this run was timed" in line
     again.stdout.fnmatch_lines(["warning: --benchmark-json *not written: no model call*"])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_record_on_a_character_device_makes_no_folder_beside_it(toy, tmp_path, mode):
+    """--report-json on a null device, the plots asked for: nothing is made beside the
+    device (with the machine's /dev/null that folder would be in /dev); with an HTML file
+    also given, the plots go beside that file."""
+    null = _device(tmp_path, "null", 3)
+    result = toy.runpytest_subprocess(
+        "--backend", "fake", "--data-dir", "data", "--report-json", str(null),
+        "--report-plots", "on", *mode,
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert os.listdir(tmp_path) == ["null"] and stat.S_ISCHR(null.stat().st_mode)
+    html = toy.path / "out" / "page.html"
+    result = toy.runpytest_subprocess(
+        "--backend", "fake", "--data-dir", "data", "--report-json", str(null),
+        "--report-plots", "on", "--html", str(html), *mode,
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert os.listdir(tmp_path) == ["null"]
+    [side] = [p for p in html.parent.iterdir() if p.is_dir()]
+    assert any(p.suffix == ".png" for p in side.iterdir())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_output_under_a_regular_file_is_a_usage_line_before_any_item(toy, mode):
+    """``--html afile/x.html``: the write after the run would fail with "Not a directory";
+    the one path check refuses it first, for every output option, however deep."""
+    (toy.path / "afile").write_text("a file\n")
+    result, record = run(
+        toy, mode, "--html", "afile/x.html", "--ctrf", "afile/deep/c.json",
+        "--summary-md", "new/folder/s.md",
+    )  # fmt: skip
+    assert result.ret == 4, result.stdout.str()[-2000:]
+    result.stderr.fnmatch_lines(
+        [f"*--html *afile/x.html: {toy.path / 'afile'} is a file, not a folder; give a path in a folder*",
+         f"*--ctrf afile/deep/c.json: {toy.path / 'afile'} is a file, not a folder*"]
+    )  # fmt: skip
+    assert "summary-md" not in result.stderr.str()  # a missing folder is made at the write
+    assert "test_toy.py" not in result.stdout.str() and not record
+
+
+def test_an_output_on_a_symbolic_link_replaces_the_link_and_leaves_its_target(toy):
+    """As docs/usage.md says: the atomic write renames its file over the link; the file
+    the link pointed to keeps its bytes."""
+    target = toy.path / "kept.md"
+    target.write_text("the team's own file\n")
+    link = toy.path / "summary.md"
+    link.symlink_to(target)
+    result, _ = run(toy, [], "--summary-md", str(link))
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    assert not link.is_symlink() and "extractbench" in link.read_text()
+    assert target.read_text() == "the team's own file\n"

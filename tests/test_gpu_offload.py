@@ -5,7 +5,7 @@ description, and the CPU build's own behaviour."""
 from __future__ import annotations
 
 import pytest
-from extractbench.fixtures.models.backend_options import parse_backend_options
+from extractbench.fixtures.models.backend_options import options_tag, parse_backend_options
 from extractbench.fixtures.models.gpus import Gpu
 from extractbench.fixtures.models.llama_cpp.gpu import (
     CPU_DEFAULTS,
@@ -14,8 +14,8 @@ from extractbench.fixtures.models.llama_cpp.gpu import (
     OffloadUnavailable,
     decide_offload,
     describe_llama,
-    fingerprint_tag,
     parse_load_log,
+    resolved_options,
     supports_gpu_offload,
 )
 from extractbench.suites.model import SettingsError
@@ -58,16 +58,20 @@ def test_bad_values_are_one_line_errors(kwargs, fragment):
     assert "\n" not in str(info.value)
 
 
+def fingerprint_tag(settings: LlamaCppOptions, offload) -> str:
+    return options_tag(settings, resolved_options(settings, offload))
+
+
 def test_fingerprint_is_untagged_only_for_the_numerics_before_these_settings():
     off = decide_offload(CPU_DEFAULTS, False)
     assert fingerprint_tag(CPU_DEFAULTS, off) == ""
     default = LlamaCppOptions()  # on a CPU build: the CPU numerics, untagged
     assert fingerprint_tag(default, decide_offload(default, False)) == ""
-    assert fingerprint_tag(default, decide_offload(default, True)) == ":fa=auto:ngl=all"
+    assert fingerprint_tag(default, decide_offload(default, True)) == ":n_gpu_layers=all:flash_attn=auto"
     on = LlamaCppOptions(flash_attn="on")
-    assert fingerprint_tag(on, decide_offload(on, False)) == ":fa=on"
+    assert fingerprint_tag(on, decide_offload(on, False)) == ":flash_attn=on"
     ub = LlamaCppOptions(flash_attn="off", n_ubatch=2048)
-    assert fingerprint_tag(ub, decide_offload(ub, False)) == ":ub=2048"
+    assert fingerprint_tag(ub, decide_offload(ub, False)) == ":n_ubatch=2048"
 
 
 def test_load_log_facts():

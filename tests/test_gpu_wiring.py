@@ -245,7 +245,7 @@ def test_hf_batch_size_auto_halves_on_out_of_memory_and_keeps_the_answers(toy, m
     assert result.ret == 0, result.stdout.str()
     one, auto = read_json(toy.path / "one.json"), read_json(toy.path / "auto.json")
     assert auto["model"]["hf"]["batch_size"] == "auto"
-    assert ":batch=auto" in auto["model"]["fingerprint"]
+    assert ":batch_size=auto" in auto["model"]["fingerprint"]
     sizes = [c.get("batch_size") for it in auto["items"] for c in it["calls"]]
     assert set(sizes) == {2}, sizes  # groups of 4 tried at 4, halved to 2
     answers = {it["id"]: it["prediction"] for it in one["items"]}

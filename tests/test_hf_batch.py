@@ -4,7 +4,7 @@ out-of-memory error, per-row stopping, the prefix split point."""
 from __future__ import annotations
 
 import pytest
-from extractbench.fixtures.models.backend_options import parse_backend_options
+from extractbench.fixtures.models.backend_options import options_tag, parse_backend_options
 from extractbench.fixtures.models.hf.batch import (
     BatchOutOfMemory,
     StopEach,
@@ -15,8 +15,8 @@ from extractbench.fixtures.models.hf.batch import (
 from extractbench.fixtures.models.hf.prefix import MIN_SHARED, split_point
 from extractbench.fixtures.models.hf.settings import (
     HFOptions,
-    fingerprint_tag,
     resolve_placement,
+    resolved_options,
 )
 from extractbench.suites.model import SettingsError
 
@@ -105,10 +105,13 @@ def test_settings_parse_and_resolve_without_a_gpu():
     default = HFOptions()
     cpu = resolve_placement(default, cuda_devices=0, mps=False, bf16=False)
     assert (cpu.device, cpu.dtype, cpu.batch_size, cpu.prefix_reuse) == ("cpu", "float32", 1, True)
-    assert fingerprint_tag(cpu) == ":reuse"
-    batched = resolve_placement(HFOptions(batch_size="auto"), cuda_devices=2, mps=False, bf16=True)
+    assert options_tag(default, resolved_options(cpu)) == ":prefix_reuse=on"
+    auto = HFOptions(batch_size="auto")
+    batched = resolve_placement(auto, cuda_devices=2, mps=False, bf16=True)
     assert (batched.device, batched.dtype, batched.batch_size) == ("cuda:0", "bfloat16", None)
-    assert not batched.prefix_reuse and fingerprint_tag(batched) == ":cuda:bfloat16:batch=auto"
+    assert not batched.prefix_reuse and options_tag(auto, resolved_options(batched)) == (
+        ":device=cuda:dtype=bfloat16:batch_size=auto"
+    )
     gguf = resolve_placement(default, cuda_devices=1, mps=True, bf16=True, gguf=True)
     assert (gguf.device, gguf.dtype) == ("cuda:0", "float32")  # a GGUF: float32 everywhere
     assert resolve_placement(default, cuda_devices=0, mps=True, bf16=False).dtype == "float16"
@@ -120,7 +123,8 @@ def test_settings_parse_and_resolve_without_a_gpu():
         "bfloat16"
     )
     before = HFOptions(device="cpu", dtype="float32", batch_size=1, prefix_reuse="off")
-    assert fingerprint_tag(resolve_placement(before, cuda_devices=0, mps=False, bf16=False)) == ""
+    placed = resolve_placement(before, cuda_devices=0, mps=False, bf16=False)
+    assert options_tag(before, resolved_options(placed)) == ""
 
 
 @pytest.mark.parametrize(

@@ -42,8 +42,8 @@ def test_command_line_strings_take_their_field_types():
     [
         (
             {"iteration": "2"},
-            r"^unknown s option\(s\) iteration; known: judge, iterations, share, needles, mode, "
-            r"low$",
+            r"^unknown s option\(s\) iteration \(did you mean 'iterations'\?\); known: judge, "
+            r"iterations, share, needles, mode, low$",
         ),
         ({"iterations": "two"}, r"^s.iterations=two: must be int$"),
         (

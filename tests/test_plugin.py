@@ -223,6 +223,7 @@ def test_details_json_cannot_hold_are_made_safe_and_the_record_is_written(toy, m
 
 def test_collect_only_says_that_nothing_was_decided(toy):
     result, record = run(toy, [], "--collect-only", "--gate", "toy/accuracy>=0.1")
+    assert result.ret == 5  # nothing measured (the exit table's 5), never a pass
     assert record == {}  # nothing written
     result.stdout.fnmatch_lines(["extractbench: --collect-only: nothing was measured and no gate*"])
 

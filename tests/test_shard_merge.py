@@ -40,8 +40,16 @@ def _shards(toy: pytest.Pytester, mode: list[str], count: int, *args: str) -> li
             "--shard", f"{k}/{count}", *mode, *args,
         )  # fmt: skip
         # a shard never decides the gates; one that holds no group measured nothing (exit 5)
-        empty = read_json(path)["counts"]["expected"] == 0
+        shard = read_json(path)
+        empty = shard["counts"]["expected"] == 0
         assert result.ret == (5 if empty else 0), result.stdout.str()
+        if not empty:  # exit 0 for the CI matrix, but never the word PASS: merge decides
+            assert shard["verdict"]["word"] == "SHARD"
+            result.stdout.fnmatch_lines(
+                [f"extractbench verdict: SHARD (exit 0): shard {k}/{count} complete: not a "
+                 f"release decision; merge the {count} records (extractbench merge)*"]
+            )  # fmt: skip
+            assert "PASS" not in result.stdout.str().split("extractbench verdict")[-1]
         paths.append(path)
     return paths
 

@@ -94,7 +94,7 @@ def test_a_suite_from_another_installed_package_runs_with_pytest(pytester: pytes
     assert record["aggregates"]["other/accuracy"]["n"] == 2
     bad = pytest_run("--suite-option", "other.cues=x")
     assert bad.returncode == pytest.ExitCode.USAGE_ERROR
-    assert "unknown other option(s) cues; known: cue" in bad.stderr
+    assert "unknown other option(s) cues (did you mean 'cue'?); known: cue" in bad.stderr
 
 
 def test_entry_points_that_are_broken_or_misnamed_are_one_line_errors(tmp_path, monkeypatch):

@@ -5,6 +5,7 @@ that folder's ``pyproject.toml`` (gates, limits) and writes its reports there.""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,42 @@ def test_a_data_dir_that_moves_pytest_s_rootdir_is_named_not_ungated(pytester):
     result.stderr.fnmatch_lines(["*declares gates*write path options with '='*--data-dir=DIR*"])
     assert "Traceback" not in result.stderr.str()
     assert not (DATA / "reports").exists()
+
+
+def test_the_docs_show_path_options_in_the_form_a_pytest_command_takes():
+    """Since ``--data-dir DIR`` (a space) moves pytest's rootdir away from a project with
+    gates (the test above), no page shows it in a pytest command or the options tables:
+    every such place writes ``--data-dir=DIR``."""
+    root = Path(__file__).resolve().parents[1]
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    spaced = re.compile(r"--data-dir (?!or\b|that\b)[^\s`|\]]+")
+    found = [
+        f"{page.name}:{n}: {line.strip()[:120]}"
+        for page in pages
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        if spaced.search(line)
+        and ("pytest" in line or line.startswith("| `--data-dir"))
+        and "such as `--data-dir DIR`" not in line  # the run record's rule, naming the form
+    ]
+    assert not found, "\n".join(found)
+
+
+def test_an_items_file_the_project_names_outside_its_folder_is_one_usage_line(pytester):
+    """``[tool.extractbench.options.kv] path = "../x.jsonl"``: the items file would be read
+    from outside the project while its documents must stay inside: refused before any item,
+    blamed on the table, unless ``kv.root`` names the wider folder."""
+    outside = pytester.path.parent / f"{pytester.path.name}-x.jsonl"
+    outside.write_text('{"id": "a", "document": "Name: Ann", "fields": {"name": "Ann"}}\n')
+    pytester.makefile(
+        ".toml", pyproject=f'[tool.extractbench.options.kv]\npath = "../{outside.name}"\n'
+    )
+    result = pytester.runpytest_subprocess(
+        "--pyargs", "extractbench.suites.kv", "--backend", "fake", "-p", "no:cacheprovider"
+    )
+    assert result.ret == 4, result.stdout.str()[-2000:]
+    result.stderr.fnmatch_lines(
+        [f"*pyproject.toml [[]tool.extractbench.options.kv[]]: path = '../{outside.name}' is "
+         f"outside the project folder {pytester.path} (it resolves to {outside}); keep the "
+         "file in the project, or name a wider folder with kv.root*"]
+    )  # fmt: skip
+    assert "collected" not in result.stdout.str() or "0 items" in result.stdout.str()

@@ -171,7 +171,8 @@ def _main(argv: list[str] | None) -> int:
     rep.add_argument(
         "--allow-partial-baseline",
         action="store_true",
-        help="with --max-regression: a baseline sharing no item of one of the record's "
+        help="with --max-regression: accept a baseline of part of a run (incomplete, "
+        "stopped early, one shard), and a baseline sharing no item of one of the record's "
         "suites does not fail it",
     )
     rep.add_argument("--junitxml", metavar="PATH", help="write the run's JUnit XML here")
@@ -201,8 +202,9 @@ def _main(argv: list[str] | None) -> int:
     mrg.add_argument("--allow-incomparable-baseline", action="store_true",
                      help="a baseline sharing no item does not fail the merged run")  # fmt: skip
     mrg.add_argument("--allow-partial-baseline", action="store_true",
-                     help="with --max-regression: a baseline sharing no item of one of the "
-                     "suites does not fail the merged run")  # fmt: skip
+                     help="with --max-regression: accept a baseline of part of a run "
+                     "(incomplete, stopped early, one shard), and a baseline sharing no item "
+                     "of one of the suites does not fail the merged run")  # fmt: skip
     add_export_arguments(mrg)
     add_compare_parser(sub)
     add_suites_parser(sub)

@@ -190,6 +190,7 @@ def merge_records(records: Sequence[RunRecord], names: Sequence[str]) -> RunReco
             skipped=skipped,
             unloaded=unloaded,
             narrow=all(r.selection.narrow for r in records),
+            allow_subset=all(r.selection.allow_subset for r in records),
         ),  # fmt: skip
         suites=_suites(records),
         items=merged_items,

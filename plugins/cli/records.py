@@ -31,6 +31,7 @@ from extractbench.plugins.outputs.step_summary import step_summary_target
 from extractbench.plugins.outputs.terminal import summary_lines
 from extractbench.plugins.outputs.write import Targets
 from extractbench.plugins.record import RunRecord, load_record, record_schema
+from extractbench.plugins.verdict.baseline import partial_baseline
 from extractbench.plugins.verdict.decision import GateSet
 from extractbench.plugins.verdict.exit_codes import USAGE_ERROR
 from extractbench.plugins.verdict.speed import check_max_slowdown
@@ -91,6 +92,11 @@ def _finish(record: RunRecord, gates: GateSet, targets: Targets) -> int:
 
 def _gates(record: RunRecord, args: argparse.Namespace, where: str) -> GateSet:
     baseline = load_record(Path(args.baseline)) if args.baseline else None
+    partial = baseline is not None and partial_baseline(
+        baseline, args.baseline, args.max_regression, bool(args.allow_partial_baseline)
+    )
+    if partial:
+        raise MergeError(partial)
     recorded = (
         record.baseline.model_dump(mode="json") if record.baseline and baseline is None else None
     )

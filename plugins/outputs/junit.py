@@ -92,7 +92,7 @@ def verdict_cases(record: RunRecord) -> list[VerdictCase]:
     a minimum n not met), a baseline that shares no item (``regression::baseline``) and
     every comparable regression check (``regression::suite/metric``) of a decided record,
     in that order."""
-    cases = [_gate_case(g, record.selection.narrow) for g in record.gates]
+    cases = [_gate_case(g, record.selection.gates_may_be_left_out) for g in record.gates]
     base = record.baseline
     if base is not None and base.failed:
         cases.append(

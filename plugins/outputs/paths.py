@@ -5,7 +5,8 @@ naming the record is overwritten by it; ``extractbench merge s1 s2 -o s2`` repla
 shard. :func:`path_problems` finds every such pair (by the resolved real path, symlinks
 followed, and by the file itself where both exist, hard links included), every output that
 cannot be a file (an existing folder, a FIFO, a socket, a block device) and every output
-whose existing folder no file can be created in (``/proc``, ``/sys``), so a command refuses
+whose nearest existing folder no file can be created in (``/proc``, ``/sys``) or that lies
+under a regular file (``afile/x.html``: not a directory), so a command refuses
 them in one usage line each (exit 4) before any model call, instead of losing a file,
 replacing a device or writing it after the run. A character device (``/dev/null``,
 ``/dev/stdout``) is a valid output: it is written in place (:func:`suites.files.write_output`),
@@ -91,8 +92,10 @@ def path_problems(
 
 def _output_problems(option: str, path: Path) -> list[str]:
     """Why ``path`` cannot take an output file: a folder or another non-regular file is
-    there, or its existing folder takes no new file (a pseudo file system such as
-    ``/proc``: the write's temporary file could not be made there)."""
+    there, the nearest existing path above it is not a folder (a regular file: the write
+    would fail with "Not a directory" after the run), or that folder takes no new file (a
+    pseudo file system such as ``/proc``: the write's temporary file could not be made
+    there)."""
     kind = path_kind(path)
     if kind == "folder":
         return [f"{option} {path}: is a folder; give the path of a file to write"]
@@ -104,8 +107,14 @@ def _output_problems(option: str, path: Path) -> list[str]:
             "write (a character device such as /dev/null is written in place)"
         ]
     parent = Path(path).expanduser().absolute().parent
-    if path_kind(parent) != "folder":
-        return []  # made at the write, or the write fails as an output error (exit 6)
+    while path_kind(parent) is None and parent != parent.parent:
+        parent = parent.parent  # the folders still missing are made at the write
+    kind = path_kind(parent)
+    if kind != "folder":
+        return [
+            f"{option} {path}: {parent} is a {kind or 'path that cannot be looked at'}, not a "
+            "folder; give a path in a folder"
+        ]
     try:
         fd, probe = tempfile.mkstemp(prefix=".extractbench-probe-", dir=parent)
     except OSError as exc:

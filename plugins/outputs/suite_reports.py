@@ -33,17 +33,17 @@ def suite_reports(
     """
     lines: list[str] = []
     paths: list[Path] = []
-    if write_files:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            lost.append(f"report folder {folder}: cannot be created ({exc.strerror or exc})")
-            write_files = False
     data = record.as_dict()
     for name, info in sorted(record.suites.items()):
         suite = registry.get(name)
         if suite is None or suite.report is None:
             continue
+        if write_files and not folder.is_dir():  # made for a suite that writes files only
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                lost.append(f"report folder {folder}: cannot be created ({exc.strerror or exc})")
+                write_files = False
         try:
             lines += suite.summary_lines(data)
             if write_files:

@@ -131,12 +131,17 @@ def side_folder(anchor: Path, run_id: str) -> Path:
     return anchor.parent / run_id
 
 
-def _anchor(targets: Targets) -> Path:
+def _anchor(targets: Targets) -> Path | None:
     """The file the side folder sits beside: the record, else a page that shows the
-    plots, else any other file written."""
+    plots, else any other file written; only a regular file (or a path where one will be
+    made): never a character device such as ``/dev/null``, beside which the folder would
+    land in ``/dev``. None when no output is a file (no side files then)."""
     ranked = sorted((f for f in FORMATS if not f.folder), key=lambda f: (
         f.name != RECORD, not f.shows_plots))  # fmt: skip
-    return next((targets.paths[f.name] for f in ranked if targets.paths.get(f.name)), Path("run"))
+    files = [targets.paths[f.name] for f in ranked if targets.paths.get(f.name)]
+    if not files:
+        return Path("run")
+    return next((p for p in files if path_kind(p) in (None, "file")), None)
 
 
 def _documents(targets: Targets) -> list[tuple[str, Path, Render]]:
@@ -188,12 +193,14 @@ def write_outputs(
         output that cannot be written (it is an output error).
     """
     lost: list[str] = []
-    folder, stem = side_folder(_anchor(targets), record.run_id), record.run_id
+    anchor, stem = _anchor(targets), record.run_id
+    folder = side_folder(anchor, record.run_id) if anchor is not None else Path(stem)
     record = _redacted(record).decided(verdict)
     facts = metric_facts(record, registry)
-    suite_lines, files = suite_reports(record, registry, folder, stem, targets.artifacts, lost)
+    sides = targets.artifacts and anchor is not None  # no folder beside a device
+    suite_lines, files = suite_reports(record, registry, folder, stem, sides, lost)
     try:
-        plots = _images(record, targets, folder, stem, facts)
+        plots = _images(record, targets, folder, stem, facts) if anchor is not None else []
     except Exception as exc:  # a plot must never lose the run record
         plots = []
         suite_lines.append(f"plots failed: {type(exc).__name__}: {exc}")

@@ -82,7 +82,8 @@ class Selection(_Model):
         shard: ``K/N`` for one shard of a run (decides no gate), None otherwise.
         narrow: the command named suites one by one (their folders, packages, files or
             node ids), not the whole suites package: a gate on a suite it left out is
-            "not selected by this command" instead of leaving the run INCOMPLETE.
+            "not selected by this command"; it leaves the run INCOMPLETE unless
+            ``allow_subset`` (:attr:`gates_may_be_left_out`).
     """
 
     suites: list[str] = Field(default_factory=list)
@@ -92,6 +93,12 @@ class Selection(_Model):
     allow_subset: bool = False
     shard: str | None = None
     narrow: bool = False
+
+    @property
+    def gates_may_be_left_out(self) -> bool:
+        """A gate on a suite this command did not select may stay unevaluated without
+        failing the run: the command named suites one by one and ``--allow-subset``."""
+        return self.narrow and self.allow_subset
 
 
 class Counts(_Model):

@@ -46,9 +46,11 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         "--allow-subset",
         action="store_true",
         help="decide the gates on a subset of a suite's items that -k, -m, --deselect or --lf "
-        "left (the record says subset). Without it such a run decides no gate of those "
-        "suites and is INCOMPLETE (exit 1): a release gate never passes on part of a suite. "
-        "--limit and suite paths are not subsets.",
+        "left (the record says subset), and let a command that names suites one by one "
+        "leave out a suite a gate names (that gate stays not evaluated). Without it such a "
+        "run decides no gate of those suites, and a gate on a suite left out is not "
+        "answered: INCOMPLETE (exit 1); a release gate never passes on part of the suites. "
+        "--limit is not a subset.",
     )
     group.addoption(
         "--crash-guard",
@@ -188,9 +190,10 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
     group.addoption(
         "--allow-partial-baseline",
         action="store_true",
-        help="with --baseline and --max-regression: a selected suite of which the baseline "
-        "shares no scored item is reported as not comparable instead of failing the run "
-        "(exit 1).",
+        help="with --baseline and --max-regression: accept a baseline of part of a run "
+        "(incomplete, stopped early by --stop-when-decided, or one shard; else a usage "
+        "error, exit 4), and report a selected suite of which the baseline shares no scored "
+        "item as not comparable instead of failing the run (exit 1).",
     )
     group.addoption(
         "--ignore-project-gates",

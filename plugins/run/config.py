@@ -37,7 +37,7 @@ from extractbench.plugins.run.project_config import (
     unknown_limits,
 )
 from extractbench.plugins.run.shard import Shard, parse_shard
-from extractbench.plugins.verdict.baseline import protocol_changes
+from extractbench.plugins.verdict.baseline import partial_baseline, protocol_changes
 from extractbench.plugins.verdict.decision import GateSet
 from extractbench.plugins.verdict.gates import GateError
 from extractbench.plugins.verdict.speed import check_max_slowdown
@@ -161,7 +161,10 @@ def _settings(
         )  # fmt: skip
     except (GateError, SettingsError) as exc:
         raise pytest.UsageError(str(exc)) from None
-    typed, problems = typed_suite_options(settings.suite_options, registry)
+    project = config.inipath.parent if config.inipath is not None else None
+    typed, problems = typed_suite_options(
+        settings.suite_options, registry, settings.options_from, project
+    )
     problems = (
         unknown_gates(settings.gates, registry)
         + unknown_limits(settings.limits, registry)
@@ -229,10 +232,14 @@ def _gates(
         raise pytest.UsageError(
             f"--max-regression {max_regression}: needs --baseline and a finite value >= 0"
         )
+    allow_partial = bool(config.getoption("allow_partial_baseline"))
+    if baseline is not None and (
+        why := partial_baseline(baseline, config.getoption("baseline"), max_regression, allow_partial)
+    ):
+        raise pytest.UsageError(why)
     return GateSet(
         tuple(settings.gates), baseline, None, max_regression,
-        bool(config.getoption("allow_incomparable_baseline")),
-        bool(config.getoption("allow_partial_baseline")),
+        bool(config.getoption("allow_incomparable_baseline")), allow_partial,
         _max_slowdown(config, baseline is not None),
     )  # fmt: skip
 
@@ -283,7 +290,7 @@ def run_config(
         started=time.time(),
         started_at=datetime.now(UTC).isoformat(timespec="seconds"),
         registry=registry,
-        models=model_options(config, rescore is not None),
+        models=_rescore_models(config, rescore_path, rescore),
         settings=settings,
         suite_options=typed,
         gates=_gates(config, settings, typed),
@@ -303,6 +310,54 @@ def run_config(
         ctrf_run_id=config.getoption("ctrf_run_id") or ci_run_id(),
         progress_s=_progress(config),
     )
+
+
+# The model options that choose which model answers, or how: with --rescore the record's
+# generations answer, so any of them would be silently ignored
+_ANSWERING = (
+    "model", "judge_model", "judge_backend", "judge_base_urls", "seed", "chat",
+    "weight_repack", "serve", "serve_ctx", "system_prompt",
+)  # fmt: skip
+
+
+def _rescore_models(
+    config: pytest.Config, rescore_path: str | None, rescore: RunRecord | None
+) -> ModelOptions:
+    """:func:`model_options`, and with ``--rescore`` the refusal of every option that
+    chooses another model or another way of answering (also from ``PYTEST_ADDOPTS``): a
+    re-score answers every item from the record's generations, so a ``--model`` given with
+    it would name a candidate that never runs. ``--backend`` naming the record's own
+    backend is allowed.
+
+    Raises:
+        pytest.UsageError: one line naming the option, the record and the fix.
+    """
+    models = model_options(config, rescore is not None)
+    if rescore is None:
+        return models
+    default = ModelOptions()
+    recorded = str(rescore.model.get("backend", ""))
+    given = [
+        (option_flag(name), value)
+        for name, value in given_backend_options(config, installed_backends()).items()
+    ]
+    for name in _ANSWERING:
+        value = getattr(models, name)
+        if value != getattr(default, name):
+            shown = " ".join(map(str, value)) if isinstance(value, tuple) else value
+            given.insert(0, (option_flag(name.removesuffix("s")), shown))
+    if models.backend != default.backend and models.backend != recorded.partition(" ")[0]:
+        given.insert(0, ("--backend", models.backend))
+    if given:
+        flag, value = given[0]
+        shown = flag if value is True else f"{flag} {value}"
+        model = rescore.model.get("name") or recorded or "its model"
+        raise pytest.UsageError(
+            f"--rescore {rescore_path} with {shown}: a re-score answers every item from the "
+            f"record's generations ({model}), so {flag} would change nothing; run without "
+            f"--rescore to measure another model or setting"
+        )
+    return models
 
 
 def model_options(config: pytest.Config, replay: bool) -> ModelOptions:

@@ -38,6 +38,7 @@ from extractbench.plugins.run.item_record import error_line, item_id_of
 from extractbench.plugins.run.progress import Heartbeat, Progress
 from extractbench.plugins.run.signals import StopSignals
 from extractbench.plugins.run.state import USAGE_PREFIX, RunState, SuiteFacts
+from extractbench.plugins.verdict.exit_codes import NOTHING_MEASURED
 from extractbench.suites.files import path_kind
 from extractbench.suites.locks import OutputBusy, OutputLocks
 
@@ -282,6 +283,8 @@ class Controller:
             self.state.interrupted = self.signals.received
         if self.heartbeat is not None:
             self.heartbeat.stop()
+        if self.config.option.collectonly and (self.state.selected or self.state.suites):
+            session.exitstatus = NOTHING_MEASURED  # a listing of items measured nothing
         if self.config.option.collectonly or not is_benchmark_run(self.config, self.state):
             return
         self.written = finish_run(self.config, self.cfg, self.state, self.setup, session)

@@ -27,9 +27,15 @@ from extractbench.plugins.run.project_table import (
 from extractbench.plugins.verdict.counts import DATA_FIGURES
 from extractbench.plugins.verdict.gates import Gate, GateError, gates_from_config, parse_gate
 from extractbench.plugins.verdict.speed import SPEED_METRICS
+from extractbench.suites.files import path_kind
 from extractbench.suites.item import DataError
 from extractbench.suites.registry import Registry
-from extractbench.suites.suite_options import SuiteOptions
+from extractbench.suites.suite_options import (
+    OptionError,
+    SuiteOptions,
+    describe_options,
+    dump_options,
+)
 
 __all__ = [
     "Settings",
@@ -60,6 +66,8 @@ class Settings:
         gates_from: where gates were looked for, one line each (the record keeps it).
         warnings: configuration this run does not apply although a project declares it.
         stop_when_decided: ``[tool.extractbench] stop_when_decided = true``.
+        options_from: ``suite.key`` -> where a suite option was given, for its messages
+            (``pyproject.toml [tool.extractbench.options.kv]``; absent: ``--suite-option``).
     """
 
     gates: list[Gate] = field(default_factory=list)
@@ -68,6 +76,7 @@ class Settings:
     gates_from: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     stop_when_decided: bool = False
+    options_from: dict[str, str] = field(default_factory=dict)
 
     @property
     def configured(self) -> frozenset[str]:
@@ -163,7 +172,12 @@ def read_settings(
     gates_from = [f"{source}: {len(gates)} gates"]
     if gates_file is not None:
         if not gates_file.is_file():
-            raise SettingsError(f"--gates-file {gates_file}: no such file")
+            kind = path_kind(gates_file)
+            what = "no such file" if kind is None else f"is a {kind}, not a file"
+            raise SettingsError(
+                f"--gates-file {gates_file}: {what}; give a TOML file with "
+                "[tool.extractbench.gates] or [gates] (a project's pyproject.toml)"
+            )
         path = gates_file.resolve()
         file_table = read_project_table(path).gates or top_level_gates(path)
         if not file_table:
@@ -178,8 +192,15 @@ def read_settings(
         gates_from.append(f"--gate: {len(cli_gates)} gates")
     limits = dict(table.limits)
     options = {suite: dict(values) for suite, values in table.options.items()}
+    options_from = {
+        f"{suite}.{key}": f"{source} [tool.extractbench.options.{suite}]"
+        for suite, values in options.items()
+        for key in values
+    }
     for suite, values in parse_suite_options(cli_options).items():
         options.setdefault(suite, {}).update(values)
+        for key in values:
+            options_from.pop(f"{suite}.{key}", None)
     for suite, flags in (suite_flags or {}).items():
         if flags:
             options.setdefault(suite, {}).update(flags)
@@ -196,7 +217,9 @@ def read_settings(
                 f"run does not apply: pytest loaded {source}; run with -c {project} or "
                 f"--gates-file {project}"
             )
-    return Settings(gates, limits, options, gates_from, warnings, table.stop_when_decided)
+    return Settings(
+        gates, limits, options, gates_from, warnings, table.stop_when_decided, options_from
+    )
 
 
 def unknown_gates(gates: Sequence[Gate], registry: Registry) -> list[str]:
@@ -241,10 +264,46 @@ def unknown_limits(limits: Mapping[str, int], registry: Registry) -> list[str]:
     ]
 
 
+def _outside_project(
+    suite: str, options: SuiteOptions, options_from: Mapping[str, str], project: Path | None
+) -> list[str]:
+    """A file or folder option a project's pyproject gives (``kv.path``) must lie in that
+    project's folder, as the documents it names lie in its own folder: one line per option
+    that resolves outside it (links and ``..`` followed), unless the suite's ``root`` names
+    a wider folder."""
+    if project is None or getattr(options, "root", None) is not None:
+        return []
+    base = project.resolve()
+    given = dump_options(options)
+    kinds = {row["name"]: row["type"] for row in describe_options(type(options))}
+    problems = []
+    for key, value in given.items():
+        where = options_from.get(f"{suite}.{key}")
+        if where is None or not value or not kinds.get(key, "").startswith("path"):
+            continue
+        target = Path(str(value)).expanduser().resolve()
+        if not target.is_relative_to(base):
+            problems.append(
+                f"{where}: {key} = {str(value)!r} is outside the project folder {base} (it "
+                f"resolves to {target}); keep the file in the project, or name a wider "
+                f"folder with {suite}.root"
+            )
+    return problems
+
+
 def typed_suite_options(
-    values: Mapping[str, Mapping[str, Any]], registry: Registry
+    values: Mapping[str, Mapping[str, Any]],
+    registry: Registry,
+    options_from: Mapping[str, str] | None = None,
+    project: Path | None = None,
 ) -> tuple[dict[str, SuiteOptions], list[str]]:
     """Every registered suite's ``Options`` object, each parsed once from ``values``.
+
+    Args:
+        values: suite -> {key: value}; options_from: where each ``suite.key`` was given
+            (:attr:`Settings.options_from`), named in its problem line.
+        project: the folder of the pyproject the options were read from: a file option
+            it gives must lie there (:func:`_outside_project`).
 
     Returns:
         ``(suite -> Options, problems)``: a problem line per unknown suite, unknown key or
@@ -262,6 +321,10 @@ def typed_suite_options(
     for name, spec in registry.suites.items():
         try:
             typed[name] = spec.parse_options(values.get(name))
+            problems += _outside_project(name, typed[name], options_from or {}, project)
+        except OptionError as exc:
+            where = (options_from or {}).get(f"{name}.{exc.key}", "--suite-option")
+            problems.append(f"{where}: {exc}" if where != "--suite-option" else f"{where} {exc}")
         except DataError as exc:
             problems.append(f"--suite-option {exc}")
     return typed, problems

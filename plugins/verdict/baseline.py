@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from extractbench.plugins.record.values import Comparison
 from extractbench.plugins.verdict.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from extractbench.suites.suite_options import SuiteOptions, dump_options
 
-__all__ = ["compare_records", "paired_bootstrap", "baseline_section", "protocol_changes"]
+if TYPE_CHECKING:
+    from extractbench.plugins.record import RunRecord
+
+__all__ = [
+    "compare_records", "paired_bootstrap", "baseline_section", "partial_baseline",
+    "protocol_changes",
+]  # fmt: skip
 
 
 def paired_bootstrap(
@@ -207,3 +213,37 @@ def baseline_section(
             c.model_dump() for c in compare_records({"items": scored}, baseline, max_regression)
         ],
     }
+
+
+def partial_baseline(
+    baseline: RunRecord, path: str, max_regression: float | None, allow_partial: bool
+) -> str | None:
+    """Why ``baseline`` cannot be the baseline of a regression check, as one usage line;
+    None when it can. A record of part of a run (incomplete, stopped early by
+    ``--stop-when-decided``, or one shard) would test every later run for regressions over
+    its few items only: refused with ``--max-regression`` unless ``allow_partial``
+    (``--allow-partial-baseline``). Without ``--max-regression`` the comparison is only
+    reported, so any record may be read.
+
+    Args:
+        baseline: the ``--baseline`` record; path: its path as given.
+    """
+    if max_regression is None or allow_partial:
+        return None
+    counts = baseline.counts
+    if baseline.selection.shard:
+        what = f"one shard ({baseline.selection.shard}) of a run"
+    elif counts.not_run:
+        what = (
+            f"stopped early (--stop-when-decided): {counts.items} of {counts.expected} "
+            "selected items ran"
+        )
+    elif not baseline.complete:
+        what = f"incomplete: {counts.items} of {counts.expected} selected items finished"
+    else:
+        return None
+    return (
+        f"--baseline {path}: the record is {what}; a regression test against it covers "
+        "only those items. Give the record of a complete run (or the merge of every "
+        "shard), or pass --allow-partial-baseline"
+    )

@@ -69,8 +69,10 @@ class Verdict:
 
     Attributes:
         status: the process exit status (see :data:`EXIT_CODES`).
-        word: ``PASS``, ``FAIL``, ``NOT EVALUATED``, ``INCOMPLETE`` or ``CRASHED``.
-        reasons: one line per reason the run did not pass (empty on PASS).
+        word: ``PASS``, ``FAIL``, ``NOT EVALUATED``, ``INCOMPLETE``, ``CRASHED`` or
+            ``SHARD`` (a complete shard, exit 0: not a release decision).
+        reasons: one line per reason the run did not pass (empty on PASS; a shard's one
+            line says to merge).
         complete: every selected item finished, nothing stopped or cut the run.
         aggregates: ``suite/metric`` -> mean, 95% CI, n and breakdowns (the record's
             ``aggregates``).
@@ -95,8 +97,9 @@ class Verdict:
         return self.status == OK
 
     def headline(self) -> str:
-        """``PASS`` or e.g. ``FAIL (exit 1): gate fda/accuracy>=0.5 failed``."""
-        if self.passed:
+        """``PASS`` or e.g. ``FAIL (exit 1): gate fda/accuracy>=0.5 failed``, ``SHARD
+        (exit 0): shard 1/2 complete: not a release decision; ...``."""
+        if self.word == "PASS":
             return "PASS"
         return f"{self.word} (exit {self.status}): " + "; ".join(self.reasons[:3])
 
@@ -181,7 +184,8 @@ def _decide_gates(
 ) -> list[dict[str, Any]]:
     """Leave undecided what the run cannot decide: an interrupted, crashed, subset,
     incomplete or sharded run decides no gate; a gate of a suite whose selected items were
-    not all scored cannot pass."""
+    not all scored cannot pass, unless a confidence sequence decided it or it is a minimum
+    n (``fda:n>=100``) that the scored items meet."""
     if record.interrupted:
         return [_undecided(g, "run interrupted") for g in gates]
     if record.crashes:
@@ -206,7 +210,10 @@ def _decide_gates(
         items = [it for it in record.items if it.suite == suite]
         scored = sum(it.outcome == "passed" for it in items)
         expected = (info.items_selected if info else None) or len(items)
-        if gate["passed"] and scored < expected and not gate.get("sequence"):
+        # a minimum n met by the items that ran is met (an early stop leaves the rest out);
+        # any other gate decided on part of its suite is not decided
+        partial = scored < expected and not gate.get("sequence") and gate.get("stat") != "n"
+        if gate["passed"] and partial:
             gate = _undecided(gate, f"{scored} of {expected} selected items of {suite} were scored")
         if info is not None and info.limit is not None and info.items_total:
             limit = f"on {info.items_selected} of {info.items_total} items: {info.limit.source} {info.limit.value}"

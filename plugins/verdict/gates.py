@@ -294,14 +294,15 @@ def short_of_n(gate: Mapping[str, Any]) -> bool:
     )
 
 
-def unanswered(gate: Mapping[str, Any], narrow: bool) -> bool:
+def unanswered(gate: Mapping[str, Any], may_leave_out: bool) -> bool:
     """Whether a declared gate was left unevaluated where the run had to answer it: its
-    suite was skipped or did not load, or (``narrow`` False: the command selected the whole
-    suites package) was not selected. Only a command that names a narrower selection may
-    leave a gated suite out; a declared gate is the release contract."""
+    suite was skipped or did not load, or was not selected by the command (unless
+    ``may_leave_out``: the command named suites one by one with ``--allow-subset``:
+    :attr:`plugins.record.Selection.gates_may_be_left_out`). A declared gate is the
+    release contract: a command narrowed to save time does not pass without it."""
     why = gate.get("not_evaluated")
     return gate.get("passed") is None and (
-        why in ("skipped", "unloaded") or (why == "not_selected" and not narrow)
+        why in ("skipped", "unloaded") or (why == "not_selected" and not may_leave_out)
     )
 
 

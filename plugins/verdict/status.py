@@ -18,7 +18,7 @@ from extractbench.plugins.verdict.exit_codes import (
 from extractbench.plugins.verdict.gates import short_of_n, unanswered
 from extractbench.plugins.verdict.speed import change_text
 
-__all__ = ["exit_status"]
+__all__ = ["exit_status", "shard_line"]
 
 
 def _item_failures(record: RunRecord) -> list[str]:
@@ -46,7 +46,8 @@ def exit_status(
     failed gates, regression and speed checks, gates not decided for want of n or declared
     gates not evaluated (:func:`plugins.verdict.gates.unanswered`) (1: INCOMPLETE when
     incomplete or only such gates are open, else FAIL);
-    nothing measured (5); else PASS (0)."""
+    nothing measured (5); a complete shard (0, SHARD: :func:`shard_line`); any other gate
+    not evaluated (1, INCOMPLETE: a PASS never holds one); else PASS (0)."""
     if record.usage_errors:
         return USAGE_ERROR, "FAIL", list(record.usage_errors)
     if record.pytest_exit_status == INTERNAL_ERROR:
@@ -109,18 +110,39 @@ def exit_status(
         why = f" (skipped: {', '.join(skipped)})" if skipped else ""
         return NOTHING_MEASURED, "NOT EVALUATED", [f"no item was measured{why}"]
     short = [f"gate {g['expression']} {g['reason']}" for g in gates if short_of_n(g)]
+    left_out = (
+        "; select the gate's suite too, or pass --allow-subset to leave it out"
+        if selection.narrow
+        else "; a run of the whole suites package answers every declared gate: add the "
+        "suite's path to the command, or select suites by name"
+    )
     short += [
         f"gate {g['expression']} {g['reason']}"
-        + (
-            "; a run of the whole suites package answers every declared gate: add the "
-            "suite's path to the command, or select suites by name"
-            if g.get("not_evaluated") == "not_selected"
-            else ""
-        )
+        + (left_out if g.get("not_evaluated") == "not_selected" else "")
         for g in gates
-        if unanswered(g, selection.narrow)
+        if unanswered(g, selection.gates_may_be_left_out)
     ]
     if reasons or short:
         undecided = not complete or (short and not reasons)
         return FAILED, "INCOMPLETE" if undecided else "FAIL", reasons + short
+    if selection.shard:
+        return OK, "SHARD", [shard_line(selection.shard)]
+    open_ = [
+        f"gate {g['expression']} {g['reason']}"
+        for g in gates
+        if g["passed"] is None
+        and not (g.get("not_evaluated") == "not_selected" and selection.gates_may_be_left_out)
+    ]
+    if open_:  # a PASS never holds a gate it did not evaluate
+        return FAILED, "INCOMPLETE", open_
     return OK, "PASS", []
+
+
+def shard_line(shard: str) -> str:
+    """What a complete shard says instead of PASS: its exit is 0 (a CI matrix's job
+    succeeds), but it decides no gate: ``extractbench merge`` of the shards' records does."""
+    count = shard.partition("/")[2]
+    return (
+        f"shard {shard} complete: not a release decision; merge the {count} records "
+        "(extractbench merge) and gate on that"
+    )

@@ -24,7 +24,8 @@ from pathlib import Path
 
 from extractbench.suites.datasets.cache import data_cache_dir, data_cache_root
 from extractbench.suites.datasets.manifest import Manifest, load_manifest
-from extractbench.suites.files import sha256_of
+from extractbench.suites.files import RACY_NS as _RACY_NS
+from extractbench.suites.files import sha256_of, stat_stamp
 from extractbench.suites.item import DataError, DataMissing
 
 __all__ = [
@@ -33,7 +34,7 @@ __all__ = [
 ]  # fmt: skip
 
 MEMO_FILE = "verified.sqlite"
-RACY_NS = 2_000_000_000  # files changed this recently are hashed again next time
+RACY_NS = _RACY_NS  # files changed this recently are hashed again next time
 _SCHEMA = """CREATE TABLE IF NOT EXISTS digests (
     path TEXT PRIMARY KEY, size INTEGER, mtime_ns INTEGER, ctime_ns INTEGER,
     inode INTEGER, device INTEGER, sha256 TEXT NOT NULL)"""
@@ -51,10 +52,6 @@ class DataChanged(DataError):
     def __init__(self, message: str, path: Path, expected: str, found: str) -> None:
         super().__init__(message)
         self.path, self.expected, self.found = path, expected, found
-
-
-def _stamp(st: os.stat_result) -> tuple[int, int, int, int, int]:
-    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
 
 
 class DigestMemo:
@@ -104,7 +101,7 @@ class DigestMemo:
         if not self._opened:
             self._open()
         key = os.path.abspath(path)
-        stamp = _stamp(os.stat(key))
+        stamp = stat_stamp(os.stat(key))
         known = self._new.get(key) or self._rows.get(key) or self._lookup(key)
         if known is not None and known[0] == stamp:
             self.remembered += 1
@@ -112,7 +109,7 @@ class DigestMemo:
         sha = sha256_of(Path(key))
         self.hashed += 1
         after = os.stat(key)
-        if _stamp(after) == stamp and time.time_ns() - max(stamp[1], stamp[2]) > RACY_NS:
+        if stat_stamp(after) == stamp and time.time_ns() - max(stamp[1], stamp[2]) > RACY_NS:
             self._new[key] = (stamp, sha)
         return sha
 
