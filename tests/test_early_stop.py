@@ -39,6 +39,20 @@ def run(project: pytest.Pytester, *args: str, name: str = "record.json"):
     return result, (read_json(record) if record.exists() else {})
 
 
+def assert_ran_in_order(record: dict) -> None:
+    """The order is the groups', fixed by the order seed: a document's keys stay together,
+    and the groups ran in that order (those after the decision only while it was being
+    made, at most a few per worker)."""
+    order, sequence = record["suites"]["toy"]["run_order"], record["gates"][0]["sequence"]
+    ran = {it["id"] for it in record["items"]}
+    groups = order["groups"]
+    assert all(len({i.split("/")[1] for i in group}) == 1 for group in groups)
+    decided = next(k for k in range(len(groups)) if sum(map(len, groups[: k + 1])) >= sequence["n"])
+    last = max(k for k, group in enumerate(groups) if ran & set(group))
+    assert all(set(group) <= ran for group in groups[: decided + 1])
+    assert last <= decided + 6, (decided, last)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_a_clear_gate_stops_the_suite_and_lists_the_items_not_run(toy100, mode):
     junit = toy100.path / "junit.xml"
@@ -57,14 +71,7 @@ def test_a_clear_gate_stops_the_suite_and_lists_the_items_not_run(toy100, mode):
     assert counts["items"] + counts["not_run"] == ITEMS and counts["not_run"] > 250
     ran = {it["id"] for it in record["items"]}
     assert len(order["not_run"]) == counts["not_run"] and not ran & set(order["not_run"])
-    # the order is the groups', fixed by the seed: a document's keys stay together, and the
-    # groups ran in that order (those after the decision only while it was being made)
-    groups = order["groups"]
-    assert all(len({i.split("/")[1] for i in group}) == 1 for group in groups)
-    decided = next(k for k in range(len(groups)) if sum(map(len, groups[: k + 1])) >= sequence["n"])
-    last = max(k for k, group in enumerate(groups) if ran & set(group))
-    assert all(set(group) <= ran for group in groups[: decided + 1])
-    assert last <= decided + 6, (decided, last)
+    assert_ran_in_order(record)
     cases = ET.parse(junit).getroot().iter("testcase")
     skipped = [c for c in cases if c.find("skipped") is not None]
     assert len(skipped) == counts["not_run"]
@@ -72,6 +79,33 @@ def test_a_clear_gate_stops_the_suite_and_lists_the_items_not_run(toy100, mode):
     result.stdout.fnmatch_lines(
         [f"*{counts['not_run']} not run: decided early*", "GATE PASSED  toy/accuracy>=0.2: *"]
     )
+
+
+def test_the_order_holds_under_pytests_default_dist(toy100):
+    """A project whose addopts name no --dist: ``-n 2`` is xdist's ``--dist load``, which
+    would send the second worker a block from a quarter of the way down the order; the
+    early stop runs with ``--dist loadgroup`` instead, and says so."""
+    toy100.makepyprojecttoml('[tool.pytest.ini_options]\naddopts = ""\n')
+    result, record = run(toy100, "--stop-when-decided", "--gate", "toy/accuracy>=0.2", "-n", "2")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*running with --dist loadgroup instead of --dist load*"])
+    assert record["counts"]["not_run"] > 250
+    assert_ran_in_order(record)
+
+
+def test_the_order_seed_is_the_models_and_items_not_the_generation_seed(toy100):
+    gate = ("--stop-when-decided", "--gate", "toy/accuracy>=0.2")
+    _, zero = run(toy100, *gate, "--seed", "0")
+    _, one = run(toy100, *gate, "--seed", "1", name="one.json")
+    orders = [r["suites"]["toy"]["run_order"] for r in (zero, one)]
+    assert orders[0]["groups"] == orders[1]["groups"] and orders[0]["seed"] == orders[1]["seed"]
+    assert orders[0]["seed_given"] is False and "--order-seed" not in zero["gates"][0]["reason"]
+    _, other = run(toy100, *gate, "--order-seed", "7", name="other.json")
+    order = other["suites"]["toy"]["run_order"]
+    assert order["seed"] == 7 and order["seed_given"] is True
+    assert order["groups"] != orders[0]["groups"]
+    assert other["gates"][0]["reason"].endswith("; order --order-seed 7")
+    assert other["gates"][0]["sequence"]["order_seed"] == 7
 
 
 def test_rescore_and_report_decide_the_same_from_the_record(toy100, tmp_path):
@@ -95,11 +129,11 @@ def test_rescore_and_report_decide_the_same_from_the_record(toy100, tmp_path):
 
 
 def test_a_threshold_at_the_models_own_accuracy_runs_every_item(toy100):
-    """``--seed 1``: seed 0's order of these 100 documents draws 22 even ones (whose
-    colour the fake gets right) among the first 63, a one-in-ten-thousand draw, and the
-    sequence then decides FAIL early, as it may in at most 5% of orders."""
+    """``--order-seed 1``: an order the sequence does not decide early (at a threshold at
+    the mean, a wrong FAIL may come in at most 5% of orders, and a PASS is wrong in none
+    as the threshold is met)."""
     threshold = f"{int(MEAN * 10_000) / 10_000:.4f}"  # 0.6830, the mean rounded down
-    args = ("--stop-when-decided", "--seed", "1", "--gate", f"toy/accuracy>={threshold}")
+    args = ("--stop-when-decided", "--order-seed", "1", "--gate", f"toy/accuracy>={threshold}")
     result, record = run(toy100, *args)
     assert result.ret == 0, result.stdout.str()
     gate = record["gates"][0]

@@ -33,7 +33,7 @@ def ids(n: int) -> list[str]:
 def test_single_item_groups_give_the_papers_sequence():
     values = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0]
     seq = SuiteSequence(order([[i] for i in ids(40)]), [parse_gate("s/accuracy>=0.9")])
-    cs = HedgedCS(40)
+    cs = HedgedCS(40, 0.10)  # the two-sided 90% sequence: 5% on each side
     for i, v in zip(ids(10), values, strict=False):
         feed(seq, {i: v})
         cs.update(v)
@@ -73,13 +73,14 @@ def test_groups_arriving_out_of_order_wait_for_the_groups_before_them():
     assert seq.decided
 
 
-def test_no_early_decision_before_every_stratum_has_an_item():
+def test_a_decision_waits_for_no_stratum_and_records_the_levels_it_saw():
     keys = {i: "a" for i in ids(300)} | {"s/299": "b"}
     seq = SuiteSequence(order([[i] for i in ids(300)]), [parse_gate("s/accuracy>=0.1")])
     feed(seq, {i: 1.0 for i in ids(299)}, keys)
-    assert not seq.decisions  # stratum b comes last
-    feed(seq, {"s/299": 1.0}, keys)
-    assert seq.decisions["s/accuracy>=0.1"].sequence.n == 300
+    sequence = seq.decisions["s/accuracy>=0.1"].sequence
+    assert sequence.n < 50  # level b comes last: it is not waited for
+    assert sequence.stratum == "key" and sequence.strata == {"a": sequence.n}
+    assert sequence.strata_total == 2 and sequence.alpha_per_side == 0.05
 
 
 def test_a_minimum_n_holds_the_decision_back():
@@ -135,7 +136,7 @@ def test_the_verdict_decides_an_early_stopped_record_by_its_sequence():
     gate = verdict.gates[0]
     assert gate["passed"] and gate["sequence"]["population"] == 500
     assert gate["n"] == gate["sequence"]["n"] <= 120
-    assert "decided after" in gate["reason"] and "anytime-valid 95%" in gate["reason"]
+    assert "decided after" in gate["reason"] and "each side's error <= 5.0%" in gate["reason"]
 
 
 def test_items_left_out_of_a_suite_its_sequence_did_not_decide_make_the_run_incomplete():

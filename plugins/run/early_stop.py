@@ -31,7 +31,7 @@ from extractbench.plugins.run.state import RunState
 from extractbench.plugins.verdict.sequential_gates import SuiteSequence
 from extractbench.suites.item import Item
 
-__all__ = ["EarlyStop", "DECIDED_DIR_KEY", "skip_decided", "decided_in", "not_run"]
+__all__ = ["EarlyStop", "DECIDED_DIR_KEY", "skip_decided", "decided_in", "in_run_order", "not_run"]
 
 DECIDED_DIR_KEY = "extractbench_decided_dir"
 NOT_RUN = "not run: decided early"
@@ -69,6 +69,34 @@ def skip_decided(item: pytest.Item, decided: Callable[[str], str | None]) -> Non
             pytest.skip(f"{NOT_RUN}: {line}")
 
 
+def in_run_order(option: Any) -> str | None:
+    """Make xdist hand the groups out in run order; say how, or None when it already does.
+
+    xdist's ``--dist load`` (pytest's default with ``-n``) sends each worker a block of
+    about ``1/(4 workers)`` of the items at once, so the second worker starts a quarter of
+    the way down the order and its items cannot enter the sequence until every group
+    before them has run; ``loadscope``, ``loadfile``, ``worksteal`` and ``each`` do not keep
+    the order either. ``--dist loadgroup`` hands out one group at a time, in collection
+    order (its largest-first reordering is turned off by :class:`EarlyStop`). Kept as they
+    are: no xdist, ``loadgroup`` already, and ``load`` one item at a time
+    (``--maxschedchunk 1``, what a one-slot ``--serve`` server sets), which is in order.
+
+    Args:
+        option: pytest's ``config.option`` (the controller's, before the workers start:
+            xdist sends them its values).
+    """
+    dist = getattr(option, "dist", "no")
+    if dist in ("no", "loadgroup") or not getattr(option, "numprocesses", None):
+        return None
+    if dist == "load" and getattr(option, "maxschedchunk", None) == 1:
+        return None
+    option.dist = "loadgroup"
+    return (
+        f"--stop-when-decided: running with --dist loadgroup instead of --dist {dist}, so the "
+        "groups go to the workers in the random run order"
+    )
+
+
 def not_run(state: RunState) -> dict[str, list[str]]:
     """Suite -> its items in run order that did not run because it was decided early."""
     out = {}
@@ -93,10 +121,16 @@ class EarlyStop:
         self.config, self.cfg, self.state, self.event = config, cfg, state, event
         self.sequences: dict[str, SuiteSequence] = {}
         self.folder: Path | None = None  # made for the first xdist worker
+        self.scheduling = in_run_order(config.option)
         # xdist's loadgroup (and loadscope, loadfile) hand out the largest groups first:
         # they must go out in run order, or the sequence waits for the small ones at the end
         if getattr(config.option, "loadscopereorder", False):
             config.option.loadscopereorder = False
+
+    def pytest_sessionstart(self) -> None:
+        reporter = self.config.pluginmanager.getplugin("terminalreporter")
+        if self.scheduling and reporter is not None:
+            reporter.write_line(self.scheduling)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

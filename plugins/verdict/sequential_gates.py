@@ -11,13 +11,22 @@ size ``k``: a value in [0, 1] whose mean over the groups is the suite's mean tim
 paper's sequence when every group is one item); the bounds are also cut to what the
 items not yet run could still make of the mean. The sequence holds at every ``n`` at
 once, so deciding at the first ``n`` where it clears the threshold keeps each gate's
-error at ``alpha``; and it is the running intersection, so a gate, once decided, stays
-decided. After the last group the bounds are the suite's mean itself: a gate that was
-never decided early is decided at ``n = N`` exactly as a fixed-n gate on the mean.
+error within its level; and it is the running intersection, so a gate, once decided,
+stays decided. After the last group the bounds are the suite's mean itself: a gate that
+was never decided early is decided at ``n = N`` exactly as a fixed-n gate on the mean.
 
-Before every level of the suite's first breakdown attribute (FDA's keys) has an item, and
-while ``n`` is below a minimum n (``fda:n>=30``), no gate is decided early (a stopping
-rule on what was drawn: the sequence stays valid). A group with a failed item or an
+Error levels: ``alpha`` per side of each gate. A wrong PASS (the lower bound clears a
+``>=`` threshold the suite's mean is below) and a wrong FAIL (the upper bound falls below
+a threshold the mean meets) each happen with probability at most ``alpha``: the sequence
+is the two-sided ``(1 - 2 alpha)`` one, whose hedge (``theta = 1/2``) spends ``alpha`` on
+each side (Ville's inequality on ``K^+`` and ``K^-`` separately: ``P(sup theta K^+ >=
+1 / (2 alpha)) <= alpha``).
+
+While ``n`` is below a minimum n (``fda:n>=30``) no gate is decided early (a stopping rule
+on what was drawn: the sequence stays valid). The decision records which levels of the
+suite's first breakdown attribute (FDA's keys) its items covered, and how many items of
+each (``GateSequence.strata``); the sequence bounds the whole suite's mean whatever levels
+were drawn, so no level is waited for. A group with a failed item or an
 unscored gated metric ends the sequence: the suite then runs to the end and its gates are
 decided as without ``--stop-when-decided``.
 
@@ -39,7 +48,7 @@ from extractbench.plugins.verdict.sequential import METHOD, HedgedCS
 
 __all__ = ["SuiteSequence", "sequential_gate", "decided_by", "replay"]
 
-ALPHA = 0.05  # the gates' level: 95%, as their fixed-n intervals
+ALPHA = 0.05  # each side's error level of a gate: a wrong PASS, and a wrong FAIL, at most 5%
 
 
 def sequential_gate(gate: Gate, ranges: Mapping[str, Sequence[float]]) -> bool:
@@ -78,7 +87,8 @@ class SuiteSequence:
         order: the suite's run order.
         gates: the suite's gates (those that are not :func:`sequential_gate` are kept out;
             a minimum n among them sets how many items a decision needs).
-        alpha: the error level of each gate.
+        alpha: the error level of each side of each gate (the sequence is the two-sided
+            ``1 - 2 alpha`` one).
     """
 
     def __init__(self, order: RunOrder, gates: Iterable[Gate], alpha: float = ALPHA) -> None:
@@ -96,10 +106,10 @@ class SuiteSequence:
         self.population = sum(sizes)
         self._scale = max(sizes, default=1)
         self._metrics = sorted({g.metric.partition("/")[2] for g in self.gates})
-        self._cs = {m: HedgedCS(max(len(sizes), 1), alpha) for m in self._metrics}
+        self._cs = {m: HedgedCS(max(len(sizes), 1), 2 * alpha) for m in self._metrics}
         self._sums = dict.fromkeys(self._metrics, 0.0)
         self._arrived: dict[str, tuple[bool, Mapping[str, float | None], Any]] = {}
-        self._strata_left = set(order.strata) if order.stratum else set()
+        self._strata: dict[str, int] = {}  # level of order.stratum -> items taken
         self.next_group = 0
         self.n = 0
         self.blocked: str | None = None
@@ -150,7 +160,9 @@ class SuiteSequence:
         self.n += len(group)
         self.next_group += 1
         if self.order.stratum:
-            self._strata_left -= {str((meta or {}).get(self.order.stratum)) for _, _, meta in rows}
+            for _, _, meta in rows:
+                level = str((meta or {}).get(self.order.stratum))
+                self._strata[level] = self._strata.get(level, 0) + 1
         self._check()
 
     def bounds(self, metric: str) -> tuple[float, float]:
@@ -165,8 +177,6 @@ class SuiteSequence:
 
     def _check(self) -> None:
         complete = self.n >= self.population
-        if not complete and self._strata_left:
-            return
         for gate in self.gates:
             if gate.expression in self.decisions or self.n < self._floor[gate.expression]:
                 continue
@@ -179,8 +189,11 @@ class SuiteSequence:
             passed = _verdict(gate.op, gate.threshold, low, high)
             if passed is not None:
                 sequence = GateSequence(
-                    method=METHOD, level=1 - self.alpha, n=self.n, population=self.population,
-                    low=low, high=high, mean=mean,
+                    method=METHOD, level=1 - 2 * self.alpha, alpha_per_side=self.alpha,
+                    n=self.n, population=self.population, low=low, high=high, mean=mean,
+                    order_seed=self.order.seed, order_seed_given=self.order.seed_given,
+                    stratum=self.order.stratum, strata=dict(sorted(self._strata.items())),
+                    strata_total=len(self.order.strata),
                 )  # fmt: skip
                 self.decisions[gate.expression] = Decision(passed, sequence)
 
@@ -189,7 +202,8 @@ def decided_by(decision: Decision, gate: Gate) -> dict[str, Any]:
     """The record's gate entry (``GateResult.to_dict`` plus ``sequence``) of a gate its
     sequence decided; the reason says after how many items and on what bounds."""
     seq = decision.sequence
-    level = f"anytime-valid {seq.level:.0%}"
+    side = seq.alpha_per_side if seq.alpha_per_side is not None else (1 - seq.level) / 2
+    level = f"anytime-valid, each side's error <= {side:.1%}"
     when = (
         f"decided after {seq.n:,} of {seq.population:,} items: [{seq.low:.4f}, {seq.high:.4f}] "
         f"({level})"
@@ -197,6 +211,10 @@ def decided_by(decision: Decision, gate: Gate) -> dict[str, Any]:
         else f"decided at n = N = {seq.population:,}: the mean of every item ({level} "
         "sequence not decided earlier)"
     )
+    if seq.stratum and seq.n < seq.population:
+        when += f"; saw {len(seq.strata)} of {seq.strata_total} {seq.stratum} levels"
+    if seq.order_seed_given:
+        when += f"; order --order-seed {seq.order_seed}"
     return {
         "expression": gate.expression, "metric": gate.metric, "stat": gate.stat,
         "op": gate.op, "threshold": gate.threshold, "source": gate.source,
