@@ -165,6 +165,26 @@ def test_suites_the_sequence_cannot_decide_run_every_item(toy100):
     assert result.ret == 0 and record["counts"]["items"] == 40
 
 
+def test_a_count_known_before_the_first_item_does_not_hold_the_stop_back(toy100):
+    gates = ("--gate", "toy/accuracy>=0.2", "--gate", "toy/missing_labels<=0")
+    result, record = run(toy100, "--stop-when-decided", *gates)
+    assert result.ret == 0, result.stdout.str()
+    assert record["counts"]["not_run"] > 250
+    count = next(g for g in record["gates"] if g["metric"] == "toy/missing_labels")
+    assert count["passed"] is True and count["value"] == 0
+
+
+def test_a_speed_comparison_against_a_baseline_is_refused_in_one_line(toy100):
+    result, _ = run(toy100, "--limit", "20")
+    assert result.ret == 0
+    args = ("--baseline", "record.json", "--max-slowdown", "0.2", "--gate", "toy/accuracy>=0.2")
+    result, _ = run(toy100, "--stop-when-decided", *args, name="again.json")
+    assert result.ret == 4
+    assert "--stop-when-decided with --max-slowdown 0.2: a speed comparison needs a full run" in (
+        result.stderr.str() + result.stdout.str()
+    )
+
+
 @pytest.mark.parametrize(
     ("setting", "args", "says"),
     [

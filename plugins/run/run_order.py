@@ -1,7 +1,8 @@
 """``--stop-when-decided``: which suites may stop early, and the random order their items run in.
 
 A suite may stop early when it has a gate on a mean and every gate of it (a minimum n
-aside) is on the mean of a metric with a finite declared range
+and a count known before the first item, ``kv/missing_labels``, aside: the verdict
+decides those from the suite's data) is on the mean of a metric with a finite declared range
 (:func:`plugins.verdict.sequential_gates.sequential_gate`), and no regression check
 against a baseline needs all its items. Its groups (the units that share a prompt prefix,
 run on one worker, consecutively) then run in a pseudo-random order fixed by the order
@@ -27,7 +28,7 @@ import pytest
 from extractbench.plugins.record import RunOrder
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.selection import rank
-from extractbench.plugins.verdict.sequential_gates import sequential_gate
+from extractbench.plugins.verdict.sequential_gates import known_before_items, sequential_gate
 from extractbench.suites.item import Item
 from extractbench.suites.protocol import Suite
 
@@ -41,7 +42,8 @@ def stops_when_decided(config: pytest.Config, cfg: RunConfig) -> bool:
     the record's order decides).
 
     Raises:
-        pytest.UsageError: ``--stop-when-decided`` with ``--shard`` (one line).
+        pytest.UsageError: ``--stop-when-decided`` with ``--shard``, or with
+            ``--max-slowdown`` against a baseline (one line each).
     """
     given = config.getoption("stop_when_decided")
     if given and cfg.shard is not None:
@@ -50,7 +52,15 @@ def stops_when_decided(config: pytest.Config, cfg: RunConfig) -> bool:
             "sequence would cover its own items only; run the suites whole to stop early"
         )
     wanted = cfg.settings.stop_when_decided if given is None else bool(given)
-    return wanted and cfg.shard is None and cfg.rescore is None
+    wanted = wanted and cfg.shard is None and cfg.rescore is None
+    if wanted and cfg.gates.baseline is not None and cfg.gates.max_slowdown is not None:
+        # a stopped run's speed is that of its first groups, the baseline's of every item
+        raise pytest.UsageError(
+            f"--stop-when-decided with --max-slowdown {cfg.gates.max_slowdown:g}: a speed "
+            "comparison needs a full run (its speed over every item, as the baseline's); "
+            "drop --max-slowdown or run with --no-stop-when-decided"
+        )
+    return wanted
 
 
 def stop_ranges(cfg: RunConfig, suite: Suite) -> dict[str, list[float]] | None:
@@ -65,7 +75,7 @@ def stop_ranges(cfg: RunConfig, suite: Suite) -> dict[str, list[float]] | None:
             if math.isfinite(low) and math.isfinite(high) and high > low:
                 ranges[metric] = [float(low), float(high)]
     regression = cfg.gates.baseline is not None and cfg.gates.max_regression is not None
-    deciding = [g for g in gates if g.stat != "n"]
+    deciding = [g for g in gates if g.stat != "n" and not known_before_items(g)]
     if regression or not deciding or not all(sequential_gate(g, ranges) for g in deciding):
         return None
     return ranges

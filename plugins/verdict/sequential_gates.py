@@ -43,10 +43,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from extractbench.plugins.record.values import GateSequence, RunOrder
+from extractbench.plugins.verdict.counts import DATA_FIGURES
 from extractbench.plugins.verdict.gates import Gate
 from extractbench.plugins.verdict.sequential import METHOD, HedgedCS
 
-__all__ = ["SuiteSequence", "sequential_gate", "decided_by", "replay"]
+__all__ = ["SuiteSequence", "sequential_gate", "known_before_items", "decided_by", "replay"]
 
 ALPHA = 0.05  # each side's error level of a gate: a wrong PASS, and a wrong FAIL, at most 5%
 
@@ -57,6 +58,13 @@ def sequential_gate(gate: Gate, ranges: Mapping[str, Sequence[float]]) -> bool:
     metric = gate.metric.partition("/")[2]
     bounds = ranges.get(metric)
     return gate.stat == "mean" and bounds is not None and all(map(math.isfinite, bounds))
+
+
+def known_before_items(gate: Gate) -> bool:
+    """Whether ``gate`` is on a count of the suite's data (``kv/missing_labels``), known when
+    the data is read, before the first item runs: it needs no item, so it never holds an
+    early stop back (the verdict decides it from the suite's facts)."""
+    return gate.metric.partition("/")[2] in DATA_FIGURES
 
 
 def _verdict(op: str, threshold: float, low: float, high: float) -> bool | None:
@@ -96,7 +104,9 @@ class SuiteSequence:
         self.order, self.alpha = order, alpha
         self.gates = [g for g in gates if sequential_gate(g, order.ranges)]
         # a gate no sequence decides (an interval, a speed figure) needs every item
-        self.others = [g for g in gates if g.stat != "n" and g not in self.gates]
+        self.others = [
+            g for g in gates if g.stat != "n" and g not in self.gates and not known_before_items(g)
+        ]
         self._floor = {
             g.expression: max((int(m.threshold) for m in gates if m.covers(g.metric)), default=0)
             for g in self.gates
