@@ -154,11 +154,21 @@ def test_the_project_setting_turns_it_on_and_a_flag_off(toy100):
     assert "run_order" not in off["suites"]["toy"] or off["suites"]["toy"]["run_order"] is None
 
 
+def test_an_interval_gate_stops_on_the_iid_sequence(toy100):
+    result, record = run(toy100, "--stop-when-decided", "--gate", "toy/accuracy:ci_low>=0.2")
+    assert result.ret == 0, result.stdout.str()
+    gate = record["gates"][0]
+    assert gate["passed"] is True and record["counts"]["not_run"] > 200
+    assert gate["sequence"]["method"].startswith("hedged capital, i.i.d.")
+    assert gate["value"] == gate["sequence"]["low"] >= 0.2
+    assert gate["reason"].startswith("toy/accuracy:ci_low = ")
+
+
 def test_suites_the_sequence_cannot_decide_run_every_item(toy100):
-    """An interval gate (a fixed-n statistic) needs every item; a suite without a gate
-    runs as without the option."""
+    """A gate on an interval's far side (``:ci_low <=``) needs every item; a suite without a
+    gate runs as without the option."""
     args = ("--stop-when-decided", "--limit", "40")
-    result, record = run(toy100, *args, "--gate", "toy/accuracy:ci_low>=0.2")
+    result, record = run(toy100, *args, "--gate", "toy/accuracy:ci_low<=0.9")
     assert result.ret == 0, result.stdout.str()
     assert record["counts"]["items"] == 40 and record["suites"]["toy"].get("run_order") is None
     result, record = run(toy100, *args, name="ungated.json")

@@ -94,10 +94,28 @@ def test_a_failed_item_ends_the_sequence_and_other_gates_need_every_item():
     seq = SuiteSequence(order([[i] for i in ids(300)]), [parse_gate("s/accuracy>=0.1")])
     feed(seq, {i: 1.0 for i in ids(300)}, failed={"s/1"})
     assert seq.blocked and seq.n == 1 and not seq.decided
-    interval = [parse_gate("s/accuracy>=0.1"), parse_gate("s/accuracy:ci_low>=0.1")]
+    interval = [parse_gate("s/accuracy>=0.1"), parse_gate("s/accuracy:ci_low<=0.1")]
     seq = SuiteSequence(order([[i] for i in ids(300)]), interval)
     feed(seq, {i: 1.0 for i in ids(300)})
-    assert seq.decisions and not seq.decided  # the interval gate needs every item
+    assert seq.decisions and not seq.decided  # the interval's far side needs every item
+
+
+def test_an_interval_gate_is_decided_by_the_iid_sequence_and_at_n_by_its_own_bound():
+    seq = SuiteSequence(order([[i] for i in ids(400)]), [parse_gate("s/accuracy:ci_low>=0.2")])
+    feed(seq, {i: float(k % 5 != 0) for k, i in enumerate(ids(400))})
+    decision = seq.decisions["s/accuracy:ci_low>=0.2"]
+    iid = HedgedCS(None, 0.10)
+    for k in range(decision.sequence.n):
+        iid.update(float(k % 5 != 0))
+    assert decision.passed and decision.sequence.n < 100
+    assert decision.sequence.low == pytest.approx(iid.low[0]) and iid.low[0] >= 0.2
+    # 40 items at 0.5: the fixed-n 95% interval's lower bound (Wilson, 0.35) clears 0.3,
+    # the sequence's own bound at n = N does not: the gate fails, stricter than fixed-n
+    seq = SuiteSequence(order([[i] for i in ids(40)]), [parse_gate("s/accuracy:ci_low>=0.3")])
+    feed(seq, {i: float(k % 2) for k, i in enumerate(ids(40))})
+    decision = seq.decisions["s/accuracy:ci_low>=0.3"]
+    assert decision.passed is False and decision.sequence.n == 40
+    assert decision.sequence.low < 0.3 < 0.5 < decision.sequence.high
 
 
 def record_facts(values: dict[str, float], ran: int, groups=None) -> dict:
@@ -143,7 +161,7 @@ def test_items_left_out_of_a_suite_its_sequence_did_not_decide_make_the_run_inco
     """A record whose gates the items that ran cannot decide (a threshold at the mean,
     or an interval gate), yet claims items not run: never a PASS."""
     values = {i: float(k % 4 != 0) for k, i in enumerate(ids(500))}
-    for gate in ("s/accuracy>=0.75", "s/accuracy:ci_low>=0.3"):
+    for gate in ("s/accuracy>=0.75", "s/accuracy:ci_low>=0.74", "s/accuracy:ci_low<=0.9"):
         verdict = decide_facts(gate, **record_facts(values, ran=120))
         assert verdict.word == "INCOMPLETE" and not verdict.complete, gate
         assert verdict.gates[0]["passed"] is None

@@ -2,7 +2,8 @@
 
 A suite may stop early when it has a gate on a mean and every gate of it (a minimum n
 and a count known before the first item, ``kv/missing_labels``, aside: the verdict
-decides those from the suite's data) is on the mean of a metric with a finite declared range
+decides those from the suite's data) is on the mean of a metric with a finite declared
+range, or on its interval's bound on the side the gate asks (``:ci_low >=``, ``:ci_high <=``)
 (:func:`plugins.verdict.sequential_gates.sequential_gate`), and no regression check
 against a baseline needs all its items. Its groups (the units that share a prompt prefix,
 run on one worker, consecutively) then run in a pseudo-random order fixed by the order
@@ -70,7 +71,7 @@ def stop_ranges(cfg: RunConfig, suite: Suite) -> dict[str, list[float]] | None:
     ranges = {}
     for gate in gates:
         metric = gate.metric.partition("/")[2]
-        if gate.stat == "mean" and suite.knows_metric(metric):
+        if gate.stat in ("mean", "ci_low", "ci_high") and suite.knows_metric(metric):
             low, high = suite.score_range(metric)
             if math.isfinite(low) and math.isfinite(high) and high > low:
                 ranges[metric] = [float(low), float(high)]
