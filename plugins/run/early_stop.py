@@ -35,6 +35,7 @@ __all__ = ["EarlyStop", "DECIDED_DIR_KEY", "skip_decided", "decided_in", "in_run
 
 DECIDED_DIR_KEY = "extractbench_decided_dir"
 NOT_RUN = "not run: decided early"
+NOT_RUN_SUMMARY = "not run (decided early)"  # the word of pytest's summary line
 
 
 def decided_marker(folder: Path, suite: str) -> Path:
@@ -137,6 +138,21 @@ class EarlyStop:
         if self.folder is None:
             self.folder = Path(tempfile.mkdtemp(prefix="extractbench-decided-"))
         node.workerinput[DECIDED_DIR_KEY] = str(self.folder)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """pytest's summary line counts the items not run, ``N not run (decided early)``,
+        instead of counting those a worker was sent as skipped and leaving out the rest."""
+        left = sum(len(ids) for ids in not_run(self.state).values())
+        if not left:
+            return
+        stats = terminalreporter.stats
+        stats["skipped"] = [r for r in stats.get("skipped", []) if NOT_RUN not in str(r.longrepr)]
+        if not stats["skipped"]:
+            del stats["skipped"]
+        stats[NOT_RUN_SUMMARY] = [NOT_RUN] * left
+        # pytest caches the categories of its summary line as reports arrive: recount
+        if hasattr(terminalreporter, "_known_types"):
+            terminalreporter._known_types = None
 
     def pytest_unconfigure(self) -> None:
         if self.folder is not None:
