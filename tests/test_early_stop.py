@@ -79,6 +79,7 @@ def test_a_clear_gate_stops_the_suite_and_lists_the_items_not_run(toy100, mode):
     result.stdout.fnmatch_lines(
         [f"*{counts['not_run']} not run: decided early*", "GATE PASSED  toy/accuracy>=0.2: *"]
     )
+    assert record["aggregates"]["toy/accuracy"]["stopped_early"] is True
     # pytest's own summary line counts every item not run, none as skipped
     summary = result.stdout.lines[-1]
     assert f"{counts['not_run']} not run (decided early)" in summary and "skipped" not in summary

@@ -30,7 +30,11 @@ from extractbench.plugins.verdict.exit_codes import (
     USAGE_ERROR,
 )
 from extractbench.plugins.verdict.gates import Gate, evaluate_gates
-from extractbench.plugins.verdict.sequential_gates import decided_by, replay
+from extractbench.plugins.verdict.sequential_gates import (
+    decided_by,
+    mark_stopped_early,
+    replay,
+)
 from extractbench.plugins.verdict.speed import speed_changes, speed_stats, speed_values
 from extractbench.plugins.verdict.status import exit_status
 
@@ -243,6 +247,7 @@ def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
     ]  # fmt: skip
     breakdowns = {name: info.breakdown for name, info in record.suites.items()}
     aggregates = aggregate(scored, breakdowns)
+    mark_stopped_early(aggregates, record.suites)
     failed = outcome_counts(record.items).not_scored_by_suite
     chosen = {name for name, info in record.suites.items() if (info.items_selected or 0) > 0}
     chosen |= {it.suite for it in record.items}

@@ -61,7 +61,7 @@ from extractbench.plugins.verdict.sequential import METHOD, METHOD_IID, HedgedCS
 
 __all__ = [
     "SuiteSequence", "sequential_gate", "known_before_items", "group_draw", "item_bounds",
-    "decided_by", "replay",
+    "decided_by", "mark_stopped_early", "replay",
 ]  # fmt: skip
 
 ALPHA = 0.05  # each side's error level of a gate: a wrong PASS, and a wrong FAIL, at most 5%
@@ -308,6 +308,16 @@ def decided_by(decision: Decision, gate: Gate) -> dict[str, Any]:
         "reason": f"{name} = {value:.4f}, required {gate.op} {gate.threshold:g}; {when}",
         "n": seq.n, "min_n": None, "warning": None, "sequence": seq.model_dump(),
     }  # fmt: skip
+
+
+def mark_stopped_early(aggregates: dict[str, dict[str, Any]], suites: Mapping[str, Any]) -> None:
+    """Flag (``stopped_early``) each ``suite/metric`` aggregate of a suite whose early stop
+    left items not run (``suites.NAME.run_order.not_run``)."""
+    for key, entry in aggregates.items():
+        info = suites.get(key.partition("/")[0])
+        order = getattr(info, "run_order", None)
+        if order is not None and order.not_run:
+            entry["stopped_early"] = True
 
 
 def replay(
