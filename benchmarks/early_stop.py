@@ -11,7 +11,12 @@ decides it, against the gate's margin (the suite's mean minus its threshold).
    the full run's mean (an error of the sequence, at most 5% at any margin).
 2. **Simulated suites** (``--simulate``): ``--items`` binary items of mean 0.5 (each its
    own group), thresholds at ``0.5 - margin``, ``--runs`` random orders at once
-   (``plugins.verdict.sequential.HedgedCS``): the same columns.
+   (``plugins.verdict.sequential.HedgedCS`` at the gates' level, 5% per side): the same
+   columns, and the oracle's: a capital process that bets a constant fraction, the best
+   one knowing the mean (the Kelly bet on binary values, ``|mean - threshold| /
+   (threshold (1 - threshold))``, truncated as the sequence's), on the without-replacement
+   centre ``m_t`` and deciding when its capital reaches ``1 / alpha``; the ratio is the
+   sequence's median items over the oracle's (1.0: as good as knowing the mean).
 3. The cost of one update of a suite's sequence (per group, microseconds).
 
 Prints markdown tables (the ones in docs/performance.md). Run:
@@ -37,7 +42,7 @@ from extractbench.plugins.record import load_record  # noqa: E402
 from extractbench.plugins.run.run_order import order_items  # noqa: E402
 from extractbench.plugins.verdict.gates import parse_gate  # noqa: E402
 from extractbench.plugins.verdict.sequential import HedgedCS  # noqa: E402
-from extractbench.plugins.verdict.sequential_gates import SuiteSequence  # noqa: E402
+from extractbench.plugins.verdict.sequential_gates import ALPHA, SuiteSequence  # noqa: E402
 
 MARGINS = (-0.3, -0.2, -0.1, -0.05, -0.02, -0.01, 0.0, 0.01, 0.02, 0.05, 0.1, 0.2)
 HEADER = (
@@ -98,12 +103,14 @@ def simulated(items: int, runs: int) -> None:
     rng = np.random.default_rng(0)
     population = (np.arange(items) < items // 2).astype(float)
     draws = rng.permuted(np.tile(population, (runs, 1)), axis=1)
-    print(f"\nsimulated: {items:,} binary items of mean 0.5000, {runs} orders\n\n{HEADER}")
+    header = HEADER.replace("| wrong |\n", "| wrong | oracle items (median) | ratio |\n")
+    print(f"\nsimulated: {items:,} binary items of mean 0.5000, {runs} orders\n\n"
+          f"{header}---:|---:|")  # fmt: skip
     for margin in MARGINS:
         threshold = round(0.5 + margin, 4)
         if not 0 < threshold < 1:
             continue
-        cs = HedgedCS(items, runs=runs)
+        cs = HedgedCS(items, 2 * ALPHA, runs=runs)
         n = np.full(runs, items)
         passed = np.full(runs, 0.5 >= threshold)
         open_ = np.ones(runs, dtype=bool)
@@ -115,7 +122,34 @@ def simulated(items: int, runs: int) -> None:
             open_ &= ~decided
             if not open_.any():
                 break
-        print(_row(margin, threshold, 0.5 >= threshold, n.tolist(), passed.tolist(), items))
+        oracle = oracle_items(draws, 0.5, threshold)
+        ratio = statistics.median(n.tolist()) / statistics.median(oracle.tolist())
+        print(_row(margin, threshold, 0.5 >= threshold, n.tolist(), passed.tolist(), items)
+              + f" {statistics.median(oracle.tolist()):,.0f} | {ratio:.2f} |")  # fmt: skip
+
+
+def oracle_items(draws: np.ndarray, mean: float, threshold: float) -> np.ndarray:
+    """Items before the oracle decides, per order (``N`` when it never does): the capital
+    ``prod(1 + s l (X_t - m_t))`` with the constant Kelly bet ``l`` for binary values of
+    ``mean`` against ``threshold`` (``s`` the side, +1 when the mean is above), ``m_t`` the
+    threshold's without-replacement centre, truncated as the sequence's bets (``l <= 1 /
+    (2 m_t)`` upward, ``1 / (2 (1 - m_t))`` downward), deciding at capital ``1 / ALPHA``.
+
+    Args:
+        draws: shape ``(runs, N)``, values in [0, 1] in run order.
+    """
+    runs, size = draws.shape
+    if mean == threshold:
+        return np.full(runs, size)
+    side = 1.0 if mean > threshold else -1.0
+    bet = abs(mean - threshold) / (threshold * (1 - threshold))
+    totals = np.concatenate([np.zeros((runs, 1)), np.cumsum(draws, axis=1)[:, :-1]], axis=1)
+    centre = (size * threshold - totals) / (size - np.arange(size))
+    centre = np.clip(centre, 1e-12, 1 - 1e-12)
+    cap = 0.5 / (centre if side > 0 else 1 - centre)
+    log_capital = np.cumsum(np.log1p(side * np.minimum(bet, cap) * (draws - centre)), axis=1)
+    crossed = log_capital >= np.log(1 / ALPHA)
+    return np.where(crossed.any(axis=1), crossed.argmax(axis=1) + 1, size)
 
 
 def main() -> None:
@@ -124,7 +158,7 @@ def main() -> None:
     parser.add_argument(
         "--metric", default="fda/accuracy", help="suite/metric (default fda/accuracy)"
     )
-    parser.add_argument("--orders", type=int, default=20, help="random orders per threshold")
+    parser.add_argument("--orders", type=int, default=200, help="random orders per threshold")
     parser.add_argument("--simulate", action="store_true", help="the simulated suites' table")
     parser.add_argument("--items", type=int, default=1600, help="simulated items (default 1600)")
     parser.add_argument("--runs", type=int, default=200, help="simulated orders (default 200)")

@@ -158,11 +158,13 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "bench_item" in metafunc.fixturenames:
         config = metafunc.config
+        model = config.stash[MODELS_KEY].model
         collection.parametrize_suite(
             metafunc,
             config.stash[CONFIG_KEY],
             config.stash[STATE_KEY],
             config.stash[MODELS_KEY].data_dir,
+            model.info,
         )
 
 

@@ -39,6 +39,20 @@ def run(project: pytest.Pytester, *args: str, name: str = "record.json"):
     return result, (read_json(record) if record.exists() else {})
 
 
+def assert_ran_in_order(record: dict) -> None:
+    """The order is the groups', fixed by the order seed: a document's keys stay together,
+    and the groups ran in that order (those after the decision only while it was being
+    made, at most a few per worker)."""
+    order, sequence = record["suites"]["toy"]["run_order"], record["gates"][0]["sequence"]
+    ran = {it["id"] for it in record["items"]}
+    groups = order["groups"]
+    assert all(len({i.split("/")[1] for i in group}) == 1 for group in groups)
+    decided = next(k for k in range(len(groups)) if sum(map(len, groups[: k + 1])) >= sequence["n"])
+    last = max(k for k, group in enumerate(groups) if ran & set(group))
+    assert all(set(group) <= ran for group in groups[: decided + 1])
+    assert last <= decided + 6, (decided, last)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_a_clear_gate_stops_the_suite_and_lists_the_items_not_run(toy100, mode):
     junit = toy100.path / "junit.xml"
@@ -57,14 +71,7 @@ def test_a_clear_gate_stops_the_suite_and_lists_the_items_not_run(toy100, mode):
     assert counts["items"] + counts["not_run"] == ITEMS and counts["not_run"] > 250
     ran = {it["id"] for it in record["items"]}
     assert len(order["not_run"]) == counts["not_run"] and not ran & set(order["not_run"])
-    # the order is the groups', fixed by the seed: a document's keys stay together, and the
-    # groups ran in that order (those after the decision only while it was being made)
-    groups = order["groups"]
-    assert all(len({i.split("/")[1] for i in group}) == 1 for group in groups)
-    decided = next(k for k in range(len(groups)) if sum(map(len, groups[: k + 1])) >= sequence["n"])
-    last = max(k for k, group in enumerate(groups) if ran & set(group))
-    assert all(set(group) <= ran for group in groups[: decided + 1])
-    assert last <= decided + 6, (decided, last)
+    assert_ran_in_order(record)
     cases = ET.parse(junit).getroot().iter("testcase")
     skipped = [c for c in cases if c.find("skipped") is not None]
     assert len(skipped) == counts["not_run"]
@@ -72,6 +79,37 @@ def test_a_clear_gate_stops_the_suite_and_lists_the_items_not_run(toy100, mode):
     result.stdout.fnmatch_lines(
         [f"*{counts['not_run']} not run: decided early*", "GATE PASSED  toy/accuracy>=0.2: *"]
     )
+    assert record["aggregates"]["toy/accuracy"]["stopped_early"] is True
+    # pytest's own summary line counts every item not run, none as skipped
+    summary = result.stdout.lines[-1]
+    assert f"{counts['not_run']} not run (decided early)" in summary and "skipped" not in summary
+
+
+def test_the_order_holds_under_pytests_default_dist(toy100):
+    """A project whose addopts name no --dist: ``-n 2`` is xdist's ``--dist load``, which
+    would send the second worker a block from a quarter of the way down the order; the
+    early stop runs with ``--dist loadgroup`` instead, and says so."""
+    toy100.makepyprojecttoml('[tool.pytest.ini_options]\naddopts = ""\n')
+    result, record = run(toy100, "--stop-when-decided", "--gate", "toy/accuracy>=0.2", "-n", "2")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*running with --dist loadgroup instead of --dist load*"])
+    assert record["counts"]["not_run"] > 250
+    assert_ran_in_order(record)
+
+
+def test_the_order_seed_is_the_models_and_items_not_the_generation_seed(toy100):
+    gate = ("--stop-when-decided", "--gate", "toy/accuracy>=0.2")
+    _, zero = run(toy100, *gate, "--seed", "0")
+    _, one = run(toy100, *gate, "--seed", "1", name="one.json")
+    orders = [r["suites"]["toy"]["run_order"] for r in (zero, one)]
+    assert orders[0]["groups"] == orders[1]["groups"] and orders[0]["seed"] == orders[1]["seed"]
+    assert orders[0]["seed_given"] is False and "--order-seed" not in zero["gates"][0]["reason"]
+    _, other = run(toy100, *gate, "--order-seed", "7", name="other.json")
+    order = other["suites"]["toy"]["run_order"]
+    assert order["seed"] == 7 and order["seed_given"] is True
+    assert order["groups"] != orders[0]["groups"]
+    assert other["gates"][0]["reason"].endswith("; order --order-seed 7")
+    assert other["gates"][0]["sequence"]["order_seed"] == 7
 
 
 def test_rescore_and_report_decide_the_same_from_the_record(toy100, tmp_path):
@@ -95,11 +133,11 @@ def test_rescore_and_report_decide_the_same_from_the_record(toy100, tmp_path):
 
 
 def test_a_threshold_at_the_models_own_accuracy_runs_every_item(toy100):
-    """``--seed 1``: seed 0's order of these 100 documents draws 22 even ones (whose
-    colour the fake gets right) among the first 63, a one-in-ten-thousand draw, and the
-    sequence then decides FAIL early, as it may in at most 5% of orders."""
+    """``--order-seed 1``: an order the sequence does not decide early (at a threshold at
+    the mean, a wrong FAIL may come in at most 5% of orders, and a PASS is wrong in none
+    as the threshold is met)."""
     threshold = f"{int(MEAN * 10_000) / 10_000:.4f}"  # 0.6830, the mean rounded down
-    args = ("--stop-when-decided", "--seed", "1", "--gate", f"toy/accuracy>={threshold}")
+    args = ("--stop-when-decided", "--order-seed", "1", "--gate", f"toy/accuracy>={threshold}")
     result, record = run(toy100, *args)
     assert result.ret == 0, result.stdout.str()
     gate = record["gates"][0]
@@ -120,15 +158,45 @@ def test_the_project_setting_turns_it_on_and_a_flag_off(toy100):
     assert "run_order" not in off["suites"]["toy"] or off["suites"]["toy"]["run_order"] is None
 
 
+def test_an_interval_gate_stops_on_the_iid_sequence(toy100):
+    result, record = run(toy100, "--stop-when-decided", "--gate", "toy/accuracy:ci_low>=0.2")
+    assert result.ret == 0, result.stdout.str()
+    gate = record["gates"][0]
+    assert gate["passed"] is True and record["counts"]["not_run"] > 200
+    assert gate["sequence"]["method"].startswith("hedged capital, i.i.d.")
+    assert gate["value"] == gate["sequence"]["low"] >= 0.2
+    assert gate["reason"].startswith("toy/accuracy:ci_low = ")
+
+
 def test_suites_the_sequence_cannot_decide_run_every_item(toy100):
-    """An interval gate (a fixed-n statistic) needs every item; a suite without a gate
-    runs as without the option."""
+    """A gate on an interval's far side (``:ci_low <=``) needs every item; a suite without a
+    gate runs as without the option."""
     args = ("--stop-when-decided", "--limit", "40")
-    result, record = run(toy100, *args, "--gate", "toy/accuracy:ci_low>=0.2")
+    result, record = run(toy100, *args, "--gate", "toy/accuracy:ci_low<=0.9")
     assert result.ret == 0, result.stdout.str()
     assert record["counts"]["items"] == 40 and record["suites"]["toy"].get("run_order") is None
     result, record = run(toy100, *args, name="ungated.json")
     assert result.ret == 0 and record["counts"]["items"] == 40
+
+
+def test_a_count_known_before_the_first_item_does_not_hold_the_stop_back(toy100):
+    gates = ("--gate", "toy/accuracy>=0.2", "--gate", "toy/missing_labels<=0")
+    result, record = run(toy100, "--stop-when-decided", *gates)
+    assert result.ret == 0, result.stdout.str()
+    assert record["counts"]["not_run"] > 250
+    count = next(g for g in record["gates"] if g["metric"] == "toy/missing_labels")
+    assert count["passed"] is True and count["value"] == 0
+
+
+def test_a_speed_comparison_against_a_baseline_is_refused_in_one_line(toy100):
+    result, _ = run(toy100, "--limit", "20")
+    assert result.ret == 0
+    args = ("--baseline", "record.json", "--max-slowdown", "0.2", "--gate", "toy/accuracy>=0.2")
+    result, _ = run(toy100, "--stop-when-decided", *args, name="again.json")
+    assert result.ret == 4
+    assert "--stop-when-decided with --max-slowdown 0.2: a speed comparison needs a full run" in (
+        result.stderr.str() + result.stdout.str()
+    )
 
 
 @pytest.mark.parametrize(

@@ -33,7 +33,7 @@ def ids(n: int) -> list[str]:
 def test_single_item_groups_give_the_papers_sequence():
     values = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 1.0]
     seq = SuiteSequence(order([[i] for i in ids(40)]), [parse_gate("s/accuracy>=0.9")])
-    cs = HedgedCS(40)
+    cs = HedgedCS(40, 0.10)  # the two-sided 90% sequence: 5% on each side
     for i, v in zip(ids(10), values, strict=False):
         feed(seq, {i: v})
         cs.update(v)
@@ -73,13 +73,14 @@ def test_groups_arriving_out_of_order_wait_for_the_groups_before_them():
     assert seq.decided
 
 
-def test_no_early_decision_before_every_stratum_has_an_item():
+def test_a_decision_waits_for_no_stratum_and_records_the_levels_it_saw():
     keys = {i: "a" for i in ids(300)} | {"s/299": "b"}
     seq = SuiteSequence(order([[i] for i in ids(300)]), [parse_gate("s/accuracy>=0.1")])
     feed(seq, {i: 1.0 for i in ids(299)}, keys)
-    assert not seq.decisions  # stratum b comes last
-    feed(seq, {"s/299": 1.0}, keys)
-    assert seq.decisions["s/accuracy>=0.1"].sequence.n == 300
+    sequence = seq.decisions["s/accuracy>=0.1"].sequence
+    assert sequence.n < 50  # level b comes last: it is not waited for
+    assert sequence.stratum == "key" and sequence.strata == {"a": sequence.n}
+    assert sequence.strata_total == 2 and sequence.alpha_per_side == 0.05
 
 
 def test_a_minimum_n_holds_the_decision_back():
@@ -93,10 +94,28 @@ def test_a_failed_item_ends_the_sequence_and_other_gates_need_every_item():
     seq = SuiteSequence(order([[i] for i in ids(300)]), [parse_gate("s/accuracy>=0.1")])
     feed(seq, {i: 1.0 for i in ids(300)}, failed={"s/1"})
     assert seq.blocked and seq.n == 1 and not seq.decided
-    interval = [parse_gate("s/accuracy>=0.1"), parse_gate("s/accuracy:ci_low>=0.1")]
+    interval = [parse_gate("s/accuracy>=0.1"), parse_gate("s/accuracy:ci_low<=0.1")]
     seq = SuiteSequence(order([[i] for i in ids(300)]), interval)
     feed(seq, {i: 1.0 for i in ids(300)})
-    assert seq.decisions and not seq.decided  # the interval gate needs every item
+    assert seq.decisions and not seq.decided  # the interval's far side needs every item
+
+
+def test_an_interval_gate_is_decided_by_the_iid_sequence_and_at_n_by_its_own_bound():
+    seq = SuiteSequence(order([[i] for i in ids(400)]), [parse_gate("s/accuracy:ci_low>=0.2")])
+    feed(seq, {i: float(k % 5 != 0) for k, i in enumerate(ids(400))})
+    decision = seq.decisions["s/accuracy:ci_low>=0.2"]
+    iid = HedgedCS(None, 0.10)
+    for k in range(decision.sequence.n):
+        iid.update(float(k % 5 != 0))
+    assert decision.passed and decision.sequence.n < 100
+    assert decision.sequence.low == pytest.approx(iid.low[0]) and iid.low[0] >= 0.2
+    # 40 items at 0.5: the fixed-n 95% interval's lower bound (Wilson, 0.35) clears 0.3,
+    # the sequence's own bound at n = N does not: the gate fails, stricter than fixed-n
+    seq = SuiteSequence(order([[i] for i in ids(40)]), [parse_gate("s/accuracy:ci_low>=0.3")])
+    feed(seq, {i: float(k % 2) for k, i in enumerate(ids(40))})
+    decision = seq.decisions["s/accuracy:ci_low>=0.3"]
+    assert decision.passed is False and decision.sequence.n == 40
+    assert decision.sequence.low < 0.3 < 0.5 < decision.sequence.high
 
 
 def record_facts(values: dict[str, float], ran: int, groups=None) -> dict:
@@ -135,14 +154,14 @@ def test_the_verdict_decides_an_early_stopped_record_by_its_sequence():
     gate = verdict.gates[0]
     assert gate["passed"] and gate["sequence"]["population"] == 500
     assert gate["n"] == gate["sequence"]["n"] <= 120
-    assert "decided after" in gate["reason"] and "anytime-valid 95%" in gate["reason"]
+    assert "decided after" in gate["reason"] and "each side's error <= 5.0%" in gate["reason"]
 
 
 def test_items_left_out_of_a_suite_its_sequence_did_not_decide_make_the_run_incomplete():
     """A record whose gates the items that ran cannot decide (a threshold at the mean,
     or an interval gate), yet claims items not run: never a PASS."""
     values = {i: float(k % 4 != 0) for k, i in enumerate(ids(500))}
-    for gate in ("s/accuracy>=0.75", "s/accuracy:ci_low>=0.3"):
+    for gate in ("s/accuracy>=0.75", "s/accuracy:ci_low>=0.74", "s/accuracy:ci_low<=0.9"):
         verdict = decide_facts(gate, **record_facts(values, ran=120))
         assert verdict.word == "INCOMPLETE" and not verdict.complete, gate
         assert verdict.gates[0]["passed"] is None

@@ -117,7 +117,9 @@ class Counts(_Model):
 
 class Aggregate(_Model):
     """Mean, 95% CI and n of one ``suite/metric`` (``plugins.verdict.aggregate``), with
-    the breakdowns by item attribute."""
+    the breakdowns by item attribute; ``stopped_early``: its suite was stopped once its
+    gates were decided (``--stop-when-decided``), so the mean is a stopped estimate over
+    the items the data let run and the interval is not a fixed-n 95% one."""
 
     mean: float
     ci_low: float
@@ -125,6 +127,7 @@ class Aggregate(_Model):
     n: int
     ci_method: str
     breakdowns: dict[str, dict[str, Aggregate]] | None = None
+    stopped_early: bool = False
 
 
 class GateEntry(_Model):

@@ -88,10 +88,13 @@ class RunOrder(BaseModel):
     """The order a suite's items ran in (the record's ``suites.NAME.run_order``).
 
     Attributes:
-        seed: the ``--seed`` the order was drawn with.
+        seed: the order seed the groups were ranked by: ``--order-seed``, else derived from
+            the model's digest and the suite's item ids
+            (:func:`plugins.run.run_order.order_seed`); never the generation ``--seed``.
+        seed_given: the seed is ``--order-seed``'s (an order other than the model's own).
         groups: the item ids of each group, groups in run order.
-        stratum: the breakdown attribute every level of which must have an item before a
-            gate is decided early (the suite's first), or None.
+        stratum: the breakdown attribute whose levels a decision reports (the suite's
+            first), or None.
         strata: that attribute's levels among the suite's items.
         ranges: ``metric -> [low, high]``: each gated metric's declared range.
         not_run: the items the early stop left out, in run order (empty when the suite's
@@ -101,6 +104,7 @@ class RunOrder(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     seed: int
+    seed_given: bool = False
     groups: list[list[str]]
     stratum: str | None = None
     strata: list[str] = Field(default_factory=list)
@@ -111,7 +115,17 @@ class RunOrder(BaseModel):
 class GateSequence(BaseModel):
     """How a gate was decided by its sequence (the record's ``gates[].sequence``): the
     ``n`` scored items of ``population`` behind it, the bounds at that point, their mean,
-    the level and the method."""
+    the level and the method.
+
+    Attributes:
+        level: the two-sided sequence's coverage, ``1 - 2 alpha_per_side``.
+        alpha_per_side: the bound on a wrong PASS, and on a wrong FAIL, of the gate.
+        order_seed, order_seed_given: the run order's seed, and whether ``--order-seed``
+            gave it.
+        stratum: the suite's first breakdown attribute (None: none).
+        strata: its levels the decision's items covered, with their item counts.
+        strata_total: how many levels the suite's items have.
+    """
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -122,3 +136,9 @@ class GateSequence(BaseModel):
     low: float
     high: float
     mean: float
+    alpha_per_side: float | None = None
+    order_seed: int | None = None
+    order_seed_given: bool = False
+    stratum: str | None = None
+    strata: dict[str, int] = Field(default_factory=dict)
+    strata_total: int = 0

@@ -11,7 +11,7 @@ many a selection left out (the verdict refuses to decide gates on such a subset)
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ from extractbench.plugins.run.command_suites import selected_suites
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.run_order import (
     order_items,
+    order_seed,
     running_order,
     stop_ranges,
     stops_when_decided,
@@ -31,6 +32,7 @@ from extractbench.suites import derived_cache
 from extractbench.suites.datasets.resolve import offline_from_env
 from extractbench.suites.datasets.verify import verify_suite_data
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
+from extractbench.suites.model import ModelInfo
 from extractbench.suites.protocol import Suite
 from extractbench.suites.registry import SOURCES_HINT
 
@@ -91,9 +93,16 @@ def _selected(
 
 
 def parametrize_suite(
-    metafunc: pytest.Metafunc, cfg: RunConfig, state: RunState, data_dir: Path | None
+    metafunc: pytest.Metafunc,
+    cfg: RunConfig,
+    state: RunState,
+    data_dir: Path | None,
+    model_info: Callable[[], ModelInfo] | None = None,
 ) -> None:
     """Parametrize a suite's test (marked ``@pytest.mark.suite(NAME)``) with its items.
+
+    ``model_info`` gives the model's identity when a default run order needs its digest
+    (:func:`plugins.run.run_order.order_seed`).
 
     Raises:
         pytest.Collector.CollectError: a usage error (unknown suite, data missing or
@@ -151,7 +160,13 @@ def parametrize_suite(
         ranges = stop_ranges(cfg, suite)
         if ranges is not None:
             stratum = suite.breakdown[0] if suite.breakdown else None
-            items, order = order_items(items, cfg.models.seed, stratum, ranges)
+            given = cfg.order_seed is not None
+            seed = (
+                cfg.order_seed
+                if cfg.order_seed is not None
+                else order_seed(model_digest(model_info), [it.id for it in items])
+            )
+            items, order = order_items(items, seed, stratum, ranges, seed_given=given)
     state.suites[name] = SuiteFacts(
         breakdown=list(suite.breakdown),
         items_total=len(data.items),
@@ -165,6 +180,15 @@ def parametrize_suite(
         "bench_item",
         [pytest.param(it, id=it.id, marks=pytest.mark.xdist_group(it.group)) for it in items],
     )
+
+
+def model_digest(model_info: Callable[[], ModelInfo] | None) -> str:
+    """The model file's SHA-256, else (an endpoint, the fake backend) its backend, name and
+    path: never the generation seed, so a retry with another ``--seed`` keeps the order."""
+    if model_info is None:
+        return ""
+    info = model_info()
+    return info.sha256 or f"{info.backend}:{info.name}:{info.path}"
 
 
 def exclude_unrecorded(config: pytest.Config, state: RunState, items: list[pytest.Item]) -> None:

@@ -138,11 +138,22 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         "--stop-when-decided",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="run each gated suite's items in a random order fixed by --seed and stop the "
-        "suite once an anytime-valid 95%% confidence sequence of every gated mean lies "
-        "wholly on one side of its threshold (items left: 'not run: decided early'); a "
-        "suite that is never decided early runs every item and is decided on its mean. "
+        help="run each gated suite's items in a random order (see --order-seed) and stop "
+        "the suite once an anytime-valid confidence sequence of every gated mean lies "
+        "wholly on one side of its threshold (each side's error at most 5%%: a wrong PASS, "
+        "and a wrong FAIL; items left: 'not run: decided early'); a suite that is never "
+        "decided early runs every item and is decided on its mean. Under xdist it runs "
+        "with --dist loadgroup (the order holds). "
         "Default: [tool.extractbench] stop_when_decided (false). Not with --shard.",
+    )
+    group.addoption(
+        "--order-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="--stop-when-decided: run the groups in the order seed N ranks them by (recorded, "
+        "and shown in the gate's verdict). Default: a seed derived from the model's digest "
+        "and the suite's item ids, so a rerun of the same model runs the same order.",
     )
     group.addoption(
         "--full",

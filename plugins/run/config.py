@@ -73,6 +73,8 @@ class RunConfig:
         ctrf_run_id: the logical run this process belongs to (``--ctrf-run-id``, else the
             CI's pipeline run, else None): the shards of one run share it.
         progress_s: ``--progress``: seconds between progress lines (0: none).
+        order_seed: ``--order-seed``: the seed of ``--stop-when-decided``'s run order
+            (None: derived from the model's digest and each suite's items).
     """
 
     run_id: str
@@ -98,6 +100,7 @@ class RunConfig:
     argv: tuple[str, ...]
     ctrf_run_id: str | None = None
     progress_s: float = 60.0
+    order_seed: int | None = None
 
 
 CONFIG_KEY = pytest.StashKey[RunConfig]()
@@ -309,6 +312,7 @@ def run_config(
         argv=tuple(config.invocation_params.args),
         ctrf_run_id=config.getoption("ctrf_run_id") or ci_run_id(),
         progress_s=_progress(config),
+        order_seed=config.getoption("order_seed"),
     )
 
 

@@ -31,10 +31,11 @@ from extractbench.plugins.run.state import RunState
 from extractbench.plugins.verdict.sequential_gates import SuiteSequence
 from extractbench.suites.item import Item
 
-__all__ = ["EarlyStop", "DECIDED_DIR_KEY", "skip_decided", "decided_in", "not_run"]
+__all__ = ["EarlyStop", "DECIDED_DIR_KEY", "skip_decided", "decided_in", "in_run_order", "not_run"]
 
 DECIDED_DIR_KEY = "extractbench_decided_dir"
 NOT_RUN = "not run: decided early"
+NOT_RUN_SUMMARY = "not run (decided early)"  # the word of pytest's summary line
 
 
 def decided_marker(folder: Path, suite: str) -> Path:
@@ -69,6 +70,34 @@ def skip_decided(item: pytest.Item, decided: Callable[[str], str | None]) -> Non
             pytest.skip(f"{NOT_RUN}: {line}")
 
 
+def in_run_order(option: Any) -> str | None:
+    """Make xdist hand the groups out in run order; say how, or None when it already does.
+
+    xdist's ``--dist load`` (pytest's default with ``-n``) sends each worker a block of
+    about ``1/(4 workers)`` of the items at once, so the second worker starts a quarter of
+    the way down the order and its items cannot enter the sequence until every group
+    before them has run; ``loadscope``, ``loadfile``, ``worksteal`` and ``each`` do not keep
+    the order either. ``--dist loadgroup`` hands out one group at a time, in collection
+    order (its largest-first reordering is turned off by :class:`EarlyStop`). Kept as they
+    are: no xdist, ``loadgroup`` already, and ``load`` one item at a time
+    (``--maxschedchunk 1``, what a one-slot ``--serve`` server sets), which is in order.
+
+    Args:
+        option: pytest's ``config.option`` (the controller's, before the workers start:
+            xdist sends them its values).
+    """
+    dist = getattr(option, "dist", "no")
+    if dist in ("no", "loadgroup") or not getattr(option, "numprocesses", None):
+        return None
+    if dist == "load" and getattr(option, "maxschedchunk", None) == 1:
+        return None
+    option.dist = "loadgroup"
+    return (
+        f"--stop-when-decided: running with --dist loadgroup instead of --dist {dist}, so the "
+        "groups go to the workers in the random run order"
+    )
+
+
 def not_run(state: RunState) -> dict[str, list[str]]:
     """Suite -> its items in run order that did not run because it was decided early."""
     out = {}
@@ -93,16 +122,37 @@ class EarlyStop:
         self.config, self.cfg, self.state, self.event = config, cfg, state, event
         self.sequences: dict[str, SuiteSequence] = {}
         self.folder: Path | None = None  # made for the first xdist worker
+        self.scheduling = in_run_order(config.option)
         # xdist's loadgroup (and loadscope, loadfile) hand out the largest groups first:
         # they must go out in run order, or the sequence waits for the small ones at the end
         if getattr(config.option, "loadscopereorder", False):
             config.option.loadscopereorder = False
+
+    def pytest_sessionstart(self) -> None:
+        reporter = self.config.pluginmanager.getplugin("terminalreporter")
+        if self.scheduling and reporter is not None:
+            reporter.write_line(self.scheduling)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         if self.folder is None:
             self.folder = Path(tempfile.mkdtemp(prefix="extractbench-decided-"))
         node.workerinput[DECIDED_DIR_KEY] = str(self.folder)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """pytest's summary line counts the items not run, ``N not run (decided early)``,
+        instead of counting those a worker was sent as skipped and leaving out the rest."""
+        left = sum(len(ids) for ids in not_run(self.state).values())
+        if not left:
+            return
+        stats = terminalreporter.stats
+        stats["skipped"] = [r for r in stats.get("skipped", []) if NOT_RUN not in str(r.longrepr)]
+        if not stats["skipped"]:
+            del stats["skipped"]
+        stats[NOT_RUN_SUMMARY] = [NOT_RUN] * left
+        # pytest caches the categories of its summary line as reports arrive: recount
+        if hasattr(terminalreporter, "_known_types"):
+            terminalreporter._known_types = None
 
     def pytest_unconfigure(self) -> None:
         if self.folder is not None:

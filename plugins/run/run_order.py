@@ -1,21 +1,27 @@
 """``--stop-when-decided``: which suites may stop early, and the random order their items run in.
 
 A suite may stop early when it has a gate on a mean and every gate of it (a minimum n
-aside) is on the mean of a metric with a finite declared range
+and a count known before the first item, ``kv/missing_labels``, aside: the verdict
+decides those from the suite's data) is on the mean of a metric with a finite declared
+range, or on its interval's bound on the side the gate asks (``:ci_low >=``, ``:ci_high <=``)
 (:func:`plugins.verdict.sequential_gates.sequential_gate`), and no regression check
 against a baseline needs all its items. Its groups (the units that share a prompt prefix,
-run on one worker, consecutively) then run in a pseudo-random order fixed by ``--seed``:
-ranked by SHA-256 of the seed and the group's id, so the order is the same on every
+run on one worker, consecutively) then run in a pseudo-random order fixed by the order
+seed: ranked by SHA-256 of the seed and the group's id, so the order is the same on every
 machine, worker and Python, and a group's items stay together (the prefix cache still
 reuses the chunk). The confidence sequences need the groups drawn uniformly at random
-without replacement, which such a ranking gives; the breakdown's levels are kept in
-view by the stopping rule instead (no gate is decided early before each level has an
-item: :mod:`plugins.verdict.sequential_gates`), as an order stratified by level would not
-be a uniform draw.
+without replacement, which such a ranking gives (an order stratified by the breakdown's
+levels would not be a uniform draw; the decision reports the levels it saw instead).
+
+The order seed is not the generation ``--seed``: by default it is derived from the
+model's digest and the suite's item ids (:func:`order_seed`), so a rerun of the same model
+on the same items runs the same order and a retry cannot buy another draw of the wrong
+PASS; ``--order-seed N`` picks another order, recorded and shown in the gate's verdict.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Collection, Sequence
 
@@ -23,11 +29,11 @@ import pytest
 from extractbench.plugins.record import RunOrder
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.selection import rank
-from extractbench.plugins.verdict.sequential_gates import sequential_gate
+from extractbench.plugins.verdict.sequential_gates import known_before_items, sequential_gate
 from extractbench.suites.item import Item
 from extractbench.suites.protocol import Suite
 
-__all__ = ["stops_when_decided", "stop_ranges", "order_items", "running_order"]
+__all__ = ["stops_when_decided", "stop_ranges", "order_seed", "order_items", "running_order"]
 
 
 def stops_when_decided(config: pytest.Config, cfg: RunConfig) -> bool:
@@ -37,7 +43,8 @@ def stops_when_decided(config: pytest.Config, cfg: RunConfig) -> bool:
     the record's order decides).
 
     Raises:
-        pytest.UsageError: ``--stop-when-decided`` with ``--shard`` (one line).
+        pytest.UsageError: ``--stop-when-decided`` with ``--shard``, or with
+            ``--max-slowdown`` against a baseline (one line each).
     """
     given = config.getoption("stop_when_decided")
     if given and cfg.shard is not None:
@@ -46,7 +53,15 @@ def stops_when_decided(config: pytest.Config, cfg: RunConfig) -> bool:
             "sequence would cover its own items only; run the suites whole to stop early"
         )
     wanted = cfg.settings.stop_when_decided if given is None else bool(given)
-    return wanted and cfg.shard is None and cfg.rescore is None
+    wanted = wanted and cfg.shard is None and cfg.rescore is None
+    if wanted and cfg.gates.baseline is not None and cfg.gates.max_slowdown is not None:
+        # a stopped run's speed is that of its first groups, the baseline's of every item
+        raise pytest.UsageError(
+            f"--stop-when-decided with --max-slowdown {cfg.gates.max_slowdown:g}: a speed "
+            "comparison needs a full run (its speed over every item, as the baseline's); "
+            "drop --max-slowdown or run with --no-stop-when-decided"
+        )
+    return wanted
 
 
 def stop_ranges(cfg: RunConfig, suite: Suite) -> dict[str, list[float]] | None:
@@ -56,28 +71,46 @@ def stop_ranges(cfg: RunConfig, suite: Suite) -> dict[str, list[float]] | None:
     ranges = {}
     for gate in gates:
         metric = gate.metric.partition("/")[2]
-        if gate.stat == "mean" and suite.knows_metric(metric):
+        if gate.stat in ("mean", "ci_low", "ci_high") and suite.knows_metric(metric):
             low, high = suite.score_range(metric)
             if math.isfinite(low) and math.isfinite(high) and high > low:
                 ranges[metric] = [float(low), float(high)]
     regression = cfg.gates.baseline is not None and cfg.gates.max_regression is not None
-    deciding = [g for g in gates if g.stat != "n"]
+    deciding = [g for g in gates if g.stat != "n" and not known_before_items(g)]
     if regression or not deciding or not all(sequential_gate(g, ranges) for g in deciding):
         return None
     return ranges
 
 
+def order_seed(model_digest: str, item_ids: Collection[str]) -> int:
+    """The default order seed: the first 63 bits of SHA-256 over the model's digest and the
+    suite's item ids (sorted, one a line), the same for a model and suite on every machine.
+
+    Args:
+        model_digest: the model file's SHA-256, or its fingerprint where it has no file
+            (an endpoint).
+        item_ids: the ids of the suite's selected items.
+    """
+    text = "\n".join([model_digest, *sorted(item_ids)])
+    return int(hashlib.sha256(text.encode("utf-8")).hexdigest()[:16], 16) >> 1
+
+
 def order_items(
-    items: Sequence[Item], seed: int, stratum: str | None, ranges: dict[str, list[float]]
+    items: Sequence[Item],
+    seed: int,
+    stratum: str | None,
+    ranges: dict[str, list[float]],
+    seed_given: bool = False,
 ) -> tuple[list[Item], RunOrder]:
     """The items with their groups in the order fixed by ``seed`` (a group's items in
     their own order), and that order for the record.
 
     Args:
         items: the suite's selected items.
-        seed: ``--seed``.
+        seed: the order seed (:func:`order_seed`, or ``--order-seed``).
         stratum: the suite's first breakdown attribute, or None.
         ranges: each gated metric's declared range (:func:`stop_ranges`).
+        seed_given: ``seed`` is ``--order-seed``'s.
     """
     groups: dict[str, list[Item]] = {}
     for item in items:
@@ -85,7 +118,7 @@ def order_items(
     ordered = sorted(groups, key=lambda g: rank(f"{seed}/{g}"))
     strata = sorted({str(it.meta.get(stratum)) for it in items}) if stratum else []
     order = RunOrder(
-        seed=seed, groups=[[it.id for it in groups[g]] for g in ordered], stratum=stratum,
+        seed=seed, seed_given=seed_given, groups=[[it.id for it in groups[g]] for g in ordered], stratum=stratum,
         strata=strata, ranges=ranges,
     )  # fmt: skip
     return [it for g in ordered for it in groups[g]], order

@@ -21,7 +21,7 @@ from typing import Any
 from extractbench.plugins.record import RunRecord, Selection, SpeedStats, outcome_counts
 from extractbench.plugins.verdict.aggregate import aggregate
 from extractbench.plugins.verdict.baseline import baseline_section
-from extractbench.plugins.verdict.counts import data_values
+from extractbench.plugins.verdict.counts import DATA_FIGURES, data_values
 from extractbench.plugins.verdict.exit_codes import (
     INTERNAL_ERROR,
     INTERRUPTED,
@@ -30,7 +30,11 @@ from extractbench.plugins.verdict.exit_codes import (
     USAGE_ERROR,
 )
 from extractbench.plugins.verdict.gates import Gate, evaluate_gates
-from extractbench.plugins.verdict.sequential_gates import decided_by, replay
+from extractbench.plugins.verdict.sequential_gates import (
+    decided_by,
+    mark_stopped_early,
+    replay,
+)
 from extractbench.plugins.verdict.speed import speed_changes, speed_stats, speed_values
 from extractbench.plugins.verdict.status import exit_status
 
@@ -210,9 +214,13 @@ def _decide_gates(
         items = [it for it in record.items if it.suite == suite]
         scored = sum(it.outcome == "passed" for it in items)
         expected = (info.items_selected if info else None) or len(items)
-        # a minimum n met by the items that ran is met (an early stop leaves the rest out);
-        # any other gate decided on part of its suite is not decided
-        partial = scored < expected and not gate.get("sequence") and gate.get("stat") != "n"
+        # a minimum n met by the items that ran is met (an early stop leaves the rest out),
+        # and a figure of the suite's data is known before any item; any other gate decided
+        # on part of its suite is not decided
+        known = str(gate["metric"]).partition("/")[2] in DATA_FIGURES
+        partial = (
+            scored < expected and not gate.get("sequence") and gate.get("stat") != "n" and not known
+        )
         if gate["passed"] and partial:
             gate = _undecided(gate, f"{scored} of {expected} selected items of {suite} were scored")
         if info is not None and info.limit is not None and info.items_total:
@@ -249,6 +257,7 @@ def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
     ]  # fmt: skip
     breakdowns = {name: info.breakdown for name, info in record.suites.items()}
     aggregates = aggregate(scored, breakdowns)
+    mark_stopped_early(aggregates, record.suites)
     failed = outcome_counts(record.items).not_scored_by_suite
     chosen = {name for name, info in record.suites.items() if (info.items_selected or 0) > 0}
     chosen |= {it.suite for it in record.items}

@@ -30,6 +30,10 @@ errs far more often than ``alpha``. Sources:
   not a dependency: it needs Boost headers and numpy < 2 to build, and recomputes the
   whole sequence for each new draw.
 
+With ``population=None`` the draws are i.i.d. (sampling with replacement, the JRSS-B
+paper's setting): ``m_t = m`` and no logical bounds, the question a fixed-n interval
+answers (the mean of the distribution the values come from, not of a finite list).
+
 Here the state is updated once per draw (``O(grid)`` work, about 30 microseconds), and
 ``runs`` independent sequences update at once (the simulation tests).
 """
@@ -41,12 +45,13 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["HedgedCS", "BREAKS", "METHOD"]
+__all__ = ["HedgedCS", "BREAKS", "METHOD", "METHOD_IID"]
 
 BREAKS = 1000  # grid of candidate means: 0, 1/BREAKS, ..., 1 (confseq's default)
 THETA = 0.5  # weight of the upward bet in the hedge (confseq's default)
 TRUNCATION = 0.5  # c: a bet risks at most half the capital (confseq's default)
 METHOD = "hedged capital, sampling without replacement (Waudby-Smith & Ramdas)"
+METHOD_IID = "hedged capital, i.i.d. draws (Waudby-Smith & Ramdas)"
 
 
 class HedgedCS:
@@ -54,7 +59,8 @@ class HedgedCS:
     [0, 1] drawn without replacement (see the module docstring for the formulas).
 
     Attributes:
-        population: N, the number of values (>= 1).
+        population: N, the number of values (>= 1); None: i.i.d. draws (with replacement),
+            as many as wanted.
         alpha: the error level, in (0, 1).
         t: draws so far.
         low, high: shape ``(runs,)``: the bounds after ``t`` draws (0 and 1 before any),
@@ -63,9 +69,14 @@ class HedgedCS:
     """
 
     def __init__(
-        self, population: int, alpha: float = 0.05, runs: int = 1, breaks: int = BREAKS
+        self, population: int | None, alpha: float = 0.05, runs: int = 1, breaks: int = BREAKS
     ) -> None:
-        if population < 1 or not 0 < alpha < 1 or runs < 1 or breaks < 1:
+        if (
+            (population is not None and population < 1)
+            or not 0 < alpha < 1
+            or runs < 1
+            or breaks < 1
+        ):
             raise ValueError(
                 f"HedgedCS needs population >= 1, 0 < alpha < 1, runs >= 1, breaks >= 1; got "
                 f"{population}, {alpha}, {runs}, {breaks}"
@@ -98,13 +109,15 @@ class HedgedCS:
         x = np.broadcast_to(np.asarray(x, dtype=float), self.total.shape)
         if not np.all((x >= 0) & (x <= 1)):
             raise ValueError(f"HedgedCS takes values in [0, 1], got {x[(x < 0) | (x > 1)][0]}")
-        if self.t >= self.population:
+        if self.population is not None and self.t >= self.population:
             raise ValueError(f"HedgedCS: all {self.population} values were drawn already")
         self.t += 1
         t, n = self.t, self.population
         bet = np.sqrt(self._bet_scale / (self._variance * t * math.log(1 + t)))[:, None]
-        # the mean of the values not yet drawn if the population's mean were m
-        remaining = (n * self._grid[None, :] - self.total[:, None]) / (n - t + 1)
+        if n is None:  # i.i.d.: every draw has mean m
+            remaining = np.repeat(self._grid[None, :], x.size, axis=0)
+        else:  # the mean of the values not yet drawn if the population's mean were m
+            remaining = (n * self._grid[None, :] - self.total[:, None]) / (n - t + 1)
         self._possible &= remaining >= 0
         self._possible &= remaining <= 1
         np.clip(remaining, 0.0, 1.0, out=remaining)
@@ -144,7 +157,8 @@ class HedgedCS:
         low = np.where(any_inside, np.maximum(0.0, self._grid[first] - self._step), 0.0)
         high = np.where(any_inside, np.minimum(1.0, self._grid[last] + self._step), 1.0)
         n = self.population
-        low = np.maximum(low, self.total / n)
-        high = np.minimum(high, 1 - (self.t - self.total) / n)
+        if n is not None:
+            low = np.maximum(low, self.total / n)
+            high = np.minimum(high, 1 - (self.t - self.total) / n)
         self.low = np.maximum(self.low, low)
         self.high = np.minimum(self.high, high)
