@@ -43,6 +43,7 @@ __all__ = [
     "project_defaults",
     "unknown_gates",
     "unknown_limits",
+    "unknown_listed_suites",
     "project_pyprojects",
 ]
 
@@ -60,6 +61,9 @@ class Settings:
         gates_from: where gates were looked for, one line each (the record keeps it).
         warnings: configuration this run does not apply although a project declares it.
         stop_when_decided: ``[tool.extractbench] stop_when_decided = true``.
+        suites: ``[tool.extractbench] suites``: the suites a command over the whole suites
+            package runs; None: all of them.
+        suites_from: the file that lists ``suites`` (for messages).
     """
 
     gates: list[Gate] = field(default_factory=list)
@@ -68,6 +72,8 @@ class Settings:
     gates_from: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     stop_when_decided: bool = False
+    suites: tuple[str, ...] | None = None
+    suites_from: str = ""
 
     @property
     def configured(self) -> frozenset[str]:
@@ -196,7 +202,10 @@ def read_settings(
                 f"run does not apply: pytest loaded {source}; run with -c {project} or "
                 f"--gates-file {project}"
             )
-    return Settings(gates, limits, options, gates_from, warnings, table.stop_when_decided)
+    listed = tuple(table.suites) if table.suites is not None else None
+    return Settings(
+        gates, limits, options, gates_from, warnings, table.stop_when_decided, listed, source
+    )
 
 
 def unknown_gates(gates: Sequence[Gate], registry: Registry) -> list[str]:
@@ -237,6 +246,23 @@ def unknown_limits(limits: Mapping[str, int], registry: Registry) -> list[str]:
         )
         + f"; known suites: {known}"
         for suite in limits
+        if registry.get(suite) is None
+    ]
+
+
+def unknown_listed_suites(settings: Settings, registry: Registry) -> list[str]:
+    """``[tool.extractbench] suites`` must name registered suites (a typo would otherwise
+    run nothing of the team's): one line per one that does not."""
+    known = ", ".join(registry.names)
+    return [
+        f"{settings.suites_from} [tool.extractbench] suites: unknown suite {suite!r}"
+        + (
+            f" (did you mean {close[0]!r}?)"
+            if (close := difflib.get_close_matches(suite, registry.names, n=1))
+            else ""
+        )
+        + f"; known suites: {known}"
+        for suite in settings.suites or ()
         if registry.get(suite) is None
     ]
 
