@@ -297,6 +297,6 @@ class Controller:
             written = self.written
             for line in summary_lines(
                 written.record, written.suite_lines, written.record_path,
-                written.facts.self_judged,
+                written.facts.self_judged, written.facts.own_suites,
             ):  # fmt: skip
                 terminalreporter.write_line(line)
