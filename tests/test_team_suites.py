@@ -104,3 +104,17 @@ def test_a_suite_named_by_its_package_runs_although_not_listed(pytester):
     (path,) = (pytester.path / "reports").glob("*.json")
     record = json.loads(path.read_text())
     assert {it["suite"] for it in record["items"]} == {"fda"}
+
+
+def test_extractbench_suites_says_which_suites_the_project_runs(tmp_path, monkeypatch, capsys):
+    from extractbench.plugins.cli.main import main
+
+    (tmp_path / "pyproject.toml").write_text('[tool.extractbench]\nsuites = ["kv"]\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["suites", "kv", "--data-dir", str(tmp_path)]) == 0
+    assert "(this project's suites: kv, as [tool.extractbench] suites lists them)" in (
+        capsys.readouterr().out
+    )
+    (tmp_path / "pyproject.toml").write_text('[tool.extractbench]\nsuites = ["kv", 3]\n')
+    assert main(["suites", "kv", "--data-dir", str(tmp_path)]) == 4
+    assert "suites.1 = 3: must be a suite name" in capsys.readouterr().err

@@ -41,6 +41,7 @@ __all__ = [
     "parse_suite_options",
     "typed_suite_options",
     "project_defaults",
+    "project_suites",
     "unknown_gates",
     "unknown_limits",
     "unknown_listed_suites",
@@ -113,6 +114,18 @@ def project_defaults(place: Path) -> tuple[dict[str, int], dict[str, dict[str, A
         return {}, {}
     table = read_project_table(found[0])
     return dict(table.limits), {s: dict(v) for s, v in table.options.items()}
+
+
+def project_suites(place: Path) -> tuple[str, ...] | None:
+    """``[tool.extractbench] suites`` of the nearest ``pyproject.toml`` at or above
+    ``place`` (None: it lists none, so every suite runs).
+
+    Raises:
+        SettingsError: unreadable TOML, or an invalid ``[tool.extractbench]``.
+    """
+    found = project_pyprojects([place])
+    listed = read_project_table(found[0]).suites if found else None
+    return tuple(listed) if listed is not None else None
 
 
 def project_pyprojects(places: Iterable[Path]) -> list[Path]:

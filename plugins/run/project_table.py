@@ -79,7 +79,10 @@ def _problem(error: Mapping[str, Any], table: Mapping[str, Any]) -> str:
         return f"{key} = {table.get(key)!r}: must be {whole}"
     value: Any = table
     for part in loc[:2]:
-        value = value.get(part) if isinstance(value, Mapping) else None
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]  # an entry of a list (suites)
+        else:
+            value = value.get(part) if isinstance(value, Mapping) else None
     return f"{key}.{loc[1]} = {value!r}: must be {entry}"
 
 
