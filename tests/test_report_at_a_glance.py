@@ -162,3 +162,27 @@ def test_heatmap_text_is_white_on_dark_cells_and_black_on_light_ones():
     assert cell_text_colour(cmap(1.0)) == "white"  # dark green
     assert cell_text_colour((0.0, 0.0, 0.0, 1.0)) == "white"
     assert cell_text_colour((1.0, 1.0, 1.0, 1.0)) == "black"
+
+
+def test_a_key_s_items_link_shows_that_key_s_items_in_a_browser(page):
+    """The by-key table's link filters the items by ``key=VALUE;`` (the item rows carry it),
+    so ``total`` shows the 10 items of key total and no other."""
+    import shutil
+    import subprocess
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    _, html = page
+    by_key = html.split('id="by-team-accuracy"')[1].split("</table>")[0]
+    assert 'href="#items:suite=team&amp;text=key%3Dtotal%3B"' in by_key
+    if browser is None:
+        pytest.skip("no chromium to run the page's script")
+    written, _ = page
+    url = Path(written.record_path).with_name("x.html").resolve().as_uri()
+    dom = subprocess.run(
+        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--dump-dom", url + "#items:suite=team&text=key%3Dtotal%3B"],
+        capture_output=True, text=True, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    rows = dom.split('<tbody class="item"')[1:]
+    shown = [r.split("<code>")[1].split("<")[0] for r in rows if " hidden" not in r.split(">")[0]]
+    assert shown == [f"team/{n}" for n in range(10)]

@@ -172,6 +172,7 @@ def page_html(
     rows = item_rows(record.items, facts)
     counts = {s: sum(r.status == s for r in rows) for s in ("failed", "zero", "passed")}
     shown = figures(images, record.run_id)
+    own = _own_breakdowns(record, facts)
     return _ENV.get_template("page.html.j2").render(
         word=record.verdict.word if record.verdict else "NOT DECIDED",
         reasons=record.verdict.reasons if record.verdict else [],
@@ -181,7 +182,9 @@ def page_html(
         gates=_gate_rows(record, facts),
         scores=_score_rows(record, facts),
         breakdowns=_breakdown_rows(record, facts),
-        own_breakdowns=_own_breakdowns(record, facts),
+        own_breakdowns=own,
+        # the attribute a team suite's by-key table links its items by (text "key=VALUE;")
+        own_attrs={b["key"].split("/", 1)[0]: b["attr"] for b in own},
         min_interval_n=MIN_INTERVAL_N,
         min_plot_n=MIN_PLOT_N,
         too_small=TOO_SMALL,
