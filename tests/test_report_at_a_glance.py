@@ -186,3 +186,15 @@ def test_a_key_s_items_link_shows_that_key_s_items_in_a_browser(page):
     rows = dom.split('<tbody class="item"')[1:]
     shown = [r.split("<code>")[1].split("<")[0] for r in rows if " hidden" not in r.split(">")[0]]
     assert shown == [f"team/{n}" for n in range(10)]
+
+
+def test_a_folded_suite_s_own_tables_are_one_terminal_line(page):
+    from extractbench.plugins.outputs.terminal import terminal_suite_lines
+
+    record = page[0].record
+    said = {"alpha": ["alpha table:", "  row 1", "  row 2"], "team": ["team: a", "team: b"]}
+    assert terminal_suite_lines(said, record, {"team"}) == [
+        "alpha: its own tables (3 lines): in the HTML page", "team: a", "team: b",
+    ]  # fmt: skip
+    # without the team marked its own, team (n 12) still has intervals: shown whole
+    assert terminal_suite_lines(said, record, set())[1:] == ["team: a", "team: b"]

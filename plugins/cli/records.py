@@ -83,7 +83,7 @@ def _finish(record: RunRecord, gates: GateSet, targets: Targets) -> int:
     verdict = plugins.verdict.decide(record, gates, record.selection)
     written = plugins.outputs.write_outputs(record, verdict, targets, Registry.installed())
     for line in summary_lines(
-        written.record, written.suite_lines, written.record_path, written.facts.self_judged,
+        written.record, written.terminal_lines, written.record_path, written.facts.self_judged,
         written.facts.own_suites,
     ):  # fmt: skip
         print(line)

@@ -28,7 +28,7 @@ from extractbench.plugins.outputs.metric_facts import (
     MIN_PLOT_N,
     TOO_SMALL,
     MetricFacts,
-    interval_shown,
+    small_suites,
     suite_order,
 )
 from extractbench.plugins.record import Aggregate, GateEntry, RunRecord
@@ -96,11 +96,10 @@ def _score_rows(record: RunRecord, facts: MetricFacts) -> list[dict[str, Any]]:
     for key in record.aggregates:
         by_suite.setdefault(key.split("/", 1)[0], []).append(key)
     rows = []
+    folded = small_suites(record.aggregates, facts.own_suites)
     for suite in suite_order(by_suite, facts.own_suites):
         keys = by_suite[suite]
-        small = suite not in facts.own_suites and not any(
-            interval_shown(record.aggregates[k].n) for k in keys
-        )
+        small = suite in folded
         for key in keys:
             agg = record.aggregates[key]
             rows.append(

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from extractbench.plugins.outputs.eee_samples import lower_is_better
-from extractbench.plugins.record import ItemEntry, RunRecord
+from extractbench.plugins.record import Aggregate, ItemEntry, RunRecord
 from extractbench.suites.registry import Registry
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "TOO_SMALL",
     "interval_shown",
     "suite_order",
+    "small_suites",
 ]
 
 # The reports show no 95% interval of fewer items: a Wilson interval of n = 1 spans most
@@ -42,6 +43,20 @@ TOO_SMALL = "n too small"
 def interval_shown(n: int | None) -> bool:
     """Whether a report shows the 95% interval of ``n`` items (:data:`MIN_INTERVAL_N`)."""
     return n is not None and n >= MIN_INTERVAL_N
+
+
+def small_suites(aggregates: Mapping[str, Aggregate], own: Collection[str]) -> set[str]:
+    """The public suites (not in ``own``) whose every metric has fewer than
+    :data:`MIN_INTERVAL_N` items: the reports fold them (one terminal row, their own tables
+    left to the HTML page, a folded HTML table)."""
+    by_suite: dict[str, list[Aggregate]] = {}
+    for key, agg in aggregates.items():
+        by_suite.setdefault(key.split("/", 1)[0], []).append(agg)
+    return {
+        suite
+        for suite, aggs in by_suite.items()
+        if suite not in own and not any(interval_shown(a.n) for a in aggs)
+    }
 
 
 def suite_order(suites: Iterable[str], own: Collection[str]) -> list[str]:

@@ -17,7 +17,7 @@ def suite_reports(
     stem: str,
     write_files: bool,
     lost: list[str],
-) -> tuple[list[str], list[Path]]:
+) -> tuple[list[str], list[Path], dict[str, list[str]]]:
     """Run each suite's report (``Suite.summary_lines``, ``Suite.write_artifacts``) on the
     record; the suite is found by its name in the registry, never by a name read from the
     record (a record never names code to import).
@@ -29,9 +29,11 @@ def suite_reports(
     cannot be created is an output error appended to ``lost``.
 
     Returns:
-        The suites' terminal lines and the files written.
+        The suites' terminal lines, the files written, and each suite's lines (suite ->
+        its lines, a failed report's one line included).
     """
     lines: list[str] = []
+    by_suite: dict[str, list[str]] = {}
     paths: list[Path] = []
     if write_files:
         try:
@@ -44,6 +46,7 @@ def suite_reports(
         suite = registry.get(name)
         if suite is None or suite.report is None:
             continue
+        start = len(lines)
         try:
             lines += suite.summary_lines(data)
             if write_files:
@@ -52,4 +55,5 @@ def suite_reports(
                 paths += written
         except Exception as exc:  # a report must never lose the run record
             lines.append(f"{name}: report {suite.report} failed: {type(exc).__name__}: {exc}")
-    return lines, paths
+        by_suite[name] = lines[start:]
+    return lines, paths, by_suite

@@ -11,12 +11,24 @@ from pathlib import Path
 
 from extractbench.plugins.outputs.early_stop_report import NOT_RUN, decided_lines
 from extractbench.plugins.outputs.endpoint_stats import endpoint_lines
-from extractbench.plugins.outputs.metric_facts import TOO_SMALL, interval_shown, suite_order
+from extractbench.plugins.outputs.metric_facts import (
+    TOO_SMALL,
+    interval_shown,
+    small_suites,
+    suite_order,
+)
 from extractbench.plugins.outputs.speed_report import gate_condition, gate_warnings, speed_lines
 from extractbench.plugins.record import Aggregate, GateEntry, RunRecord
 from extractbench.plugins.verdict.counts import missing_label_lines
 
-__all__ = ["score_table", "summary_lines", "verdict_line", "self_judged_line", "SELF_JUDGED"]
+__all__ = [
+    "score_table",
+    "summary_lines",
+    "verdict_line",
+    "self_judged_line",
+    "terminal_suite_lines",
+    "SELF_JUDGED",
+]
 
 SELF_JUDGED = "[SELF-JUDGED]"
 
@@ -75,10 +87,10 @@ def score_table(
     for key in aggregates:
         by_suite.setdefault(key.split("/", 1)[0], []).append(key)
     rows: list[tuple[str, ...]] = [("suite", "metric", "mean", "95% CI", "n", "gate")]
+    small = small_suites(aggregates, own)
     for suite in suite_order(by_suite, own):
         keys = by_suite[suite]
-        small = suite not in own and not any(interval_shown(aggregates[k].n) for k in keys)
-        folded = [k for k in keys if small and k not in by_metric]
+        folded = [k for k in keys if suite in small and k not in by_metric]
         for key in keys:
             if key in folded:
                 continue
@@ -110,6 +122,23 @@ def score_table(
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
+    return lines
+
+
+def terminal_suite_lines(
+    by_suite: Mapping[str, Sequence[str]], record: RunRecord, own: Collection[str]
+) -> list[str]:
+    """The suites' own report lines the terminal shows: each suite's as it wrote them, but
+    one line for a suite the score table folds (:func:`metric_facts.small_suites`: its
+    tables stay in the HTML page, the markdown summary and the record), so the summary of
+    a small run fits one screen."""
+    small = small_suites(record.aggregates, own)
+    lines: list[str] = []
+    for suite, said in by_suite.items():
+        if suite in small and len(said) > 1:
+            lines.append(f"{suite}: its own tables ({len(said)} lines): in the HTML page")
+        else:
+            lines += said
     return lines
 
 
