@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from extractbench.plugins.outputs.metric_facts import MIN_PLOT_N
 from extractbench.plugins.record import RunRecord
 from extractbench.suites.registry import Registry
 
@@ -19,7 +20,8 @@ def suite_reports(
     lost: list[str],
 ) -> tuple[list[str], list[Path], dict[str, list[str]]]:
     """Run each suite's report (``Suite.summary_lines``, ``Suite.write_artifacts``) on the
-    record; the suite is found by its name in the registry, never by a name read from the
+    record (a suite of fewer than ``MIN_PLOT_N`` scored items keeps its tables, not its
+    pictures: Table-QA's heatmaps, MINEA's criteria plot); the suite is found by its name in the registry, never by a name read from the
     record (a record never names code to import).
 
     A suite's report reads the record as JSON data (its own ``details`` are its own
@@ -51,6 +53,11 @@ def suite_reports(
             lines += suite.summary_lines(data)
             if write_files:
                 written = suite.write_artifacts(data, folder, stem)
+                scored = sum(it.suite == name and it.outcome == "passed" for it in record.items)
+                if scored < MIN_PLOT_N:  # its tables stay; a picture of so few items is noise
+                    for picture in [p for p in written if p.suffix == ".png"]:
+                        picture.unlink(missing_ok=True)
+                    written = [p for p in written if p.suffix != ".png"]
                 info.artifacts = [str(p) for p in written]
                 paths += written
         except Exception as exc:  # a report must never lose the run record

@@ -130,12 +130,14 @@ def terminal_suite_lines(
 ) -> list[str]:
     """The suites' own report lines the terminal shows: each suite's as it wrote them, but
     one line for a suite the score table folds (:func:`metric_facts.small_suites`: its
-    tables stay in the HTML page, the markdown summary and the record), so the summary of
-    a small run fits one screen."""
+    tables stay in the HTML page, the markdown summary and the record; its warning lines
+    stay), so the summary of a small run fits one screen."""
     small = small_suites(record.aggregates, own)
     lines: list[str] = []
     for suite, said in by_suite.items():
         if suite in small and len(said) > 1:
+            # a warning (SELF-JUDGED, an unreliable judge) is never folded away
+            lines += [line for line in said if "warning" in line]
             lines.append(f"{suite}: its own tables ({len(said)} lines): in the HTML page")
         else:
             lines += said
