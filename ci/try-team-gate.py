@@ -16,7 +16,9 @@ and secrets, and the ``gh`` CLI's releases (a folder). Each job gets an empty us
 Two things differ from GitHub, and the output says so: the pinned ``EXTRACTBENCH`` (a git URL
 at a tag) is replaced by a wheel built from this checkout, and the data is fetched from a
 mirror on 127.0.0.1 serving ``--data-dir`` (``EXTRACTBENCH_DATA_MIRROR``), the candidate GGUF
-from the same server (the workflow's URL-and-checksum path). Three runs:
+from the same server (the workflow's URL-and-checksum path, named in the team's
+``extractbench-candidate.env`` as a commit names it). Three runs (a release tag also runs the
+public suites; a push, the project's own ``suites = ["kv"]``):
 
 1. the release ``v2.2.0`` (a tag push) on the default model: no earlier release, so no
    baseline; it passes and its record becomes the release's asset;
@@ -346,25 +348,29 @@ def main(argv: list[str] | None = None) -> int:
         f"differs from GitHub: EXTRACTBENCH={wheel} (the workflow pins a git URL); the data mirror {base}/data/"
     )
     workflow = yaml.load(WORKFLOW.read_text(), Loader=Yaml12Loader)
-    variables = {
-        "CANDIDATE_MODEL": f"{base}/models/{model.name}",
-        "CANDIDATE_MODEL_SHA256": file_sha256(model),
-    }
+    # the candidate as the team's commit names it (the workflow reads this file)
+    candidate = f"MODEL={base}/models/{model.name}\nMODEL_SHA256={file_sha256(model)}\n"
     plan = {
         "1": ("release v2.2.0 on the default model (no earlier release)", "refs/tags/v2.2.0", {}, 0),
         "2": ("push: a worse candidate (EXTRACTBENCH_ARGS=--backend fake)", "refs/heads/main",
-              {"EXTRACTBENCH_ARGS": "--backend fake", "CANDIDATE_MODEL": "", "CANDIDATE_MODEL_SHA256": ""}, 1),
+              {"EXTRACTBENCH_ARGS": "--backend fake", "no_candidate": True}, 1),
         "3": ("push: the default model against the release's record", "refs/heads/main", {}, 0),
     }  # fmt: skip
     results = []
     for key in args.runs.split(","):
         title, ref, extra, expected = plan[key]
+        extra = dict(extra)
+        named = team / "extractbench-candidate.env"
+        if extra.pop("no_candidate", False):
+            named.unlink(missing_ok=True)
+        else:
+            named.write_text(candidate)
         runner.say(f"\n##### run {key}: {title}")
         artifacts = work / f"artifacts-{key}"
         shutil.rmtree(artifacts, ignore_errors=True)
         started, passed = time.monotonic(), True
         for name, spec in workflow["jobs"].items():
-            ctx = Context(inputs={}, vars={**variables, **extra}, secrets={}, env={}, steps={},
+            ctx = Context(inputs={}, vars=extra, secrets={}, env={}, steps={},
                           github={"ref": ref, "ref_name": ref.rsplit("/", 1)[-1], "event_name": "push",
                                   "repository": "acme/invoice-model", "token": "local"},
                           runner={"os": "Linux"})  # fmt: skip

@@ -106,20 +106,26 @@ class Registry:
         return sorted(self.suites)
 
     def selected(
-        self, args: Iterable[str], invocation_dir: Path, configured: Collection[str] = ()
+        self,
+        args: Iterable[str],
+        invocation_dir: Path,
+        configured: Collection[str] = (),
+        only: Collection[str] | None = None,
     ) -> list[Suite]:
         """The suites a pytest command's paths select, in registry order.
 
         A path selects a suite when it is the suite's folder, a folder above it (a suite
-        run ``on_request`` only when the project configures it: ``configured``), a path
-        inside it, or the suite's test file; a node id (``file::function[...]``) selects
-        the suite whose test function it names.
+        run ``on_request`` only when the project configures it: ``configured``; with
+        ``only``, exactly the suites it lists), a path inside it, or the suite's test file;
+        a node id (``file::function[...]``) selects the suite whose test function it names.
 
         Args:
             args: pytest's positional arguments (``config.args``: paths or node ids).
             invocation_dir: the folder pytest was started in (paths are relative to it).
             configured: suites the project configures (a gate on them, or their options
                 given): a folder above selects them even when they run on request.
+            only: the project's ``[tool.extractbench] suites``: a folder above selects
+                these and no other; None: every suite as above.
         """
         chosen: list[Suite] = []
         for spec in self.suites.values():
@@ -129,7 +135,12 @@ class Registry:
                 path_text, _, rest = str(arg).partition("::")
                 path = (invocation_dir / path_text).resolve()
                 above = folder.is_relative_to(path)
-                if path == folder or (above and (not spec.on_request or spec.name in configured)):
+                wanted = (
+                    spec.name in only
+                    if only is not None
+                    else not spec.on_request or spec.name in configured
+                )
+                if path == folder or (above and wanted):
                     chosen.append(spec)
                     break
                 if path.is_relative_to(folder):

@@ -147,3 +147,25 @@ def test_gitlab_shows_junit_in_its_test_report():
     assert job["artifacts"]["when"] == "always"
     assert job["artifacts"]["reports"]["junit"] == "reports/junit.xml"
     assert any("llama-cpp-python" in c["key"] for c in job["cache"])
+
+
+@pytest.mark.parametrize("system", TEAM)
+def test_per_push_the_team_s_suites_nightly_the_public_ones_the_model_by_digest(system):
+    """Per push the command names only the whole package (the project's ``suites``); the
+    public suites are added by package name for a scheduled or release run; an internal
+    GGUF URL is fetched with a bearer token from a secret into a cache keyed by its digest;
+    an endpoint installs no llama-cpp-python and takes its concurrency as an input."""
+    recipe = TEAM[system]
+    text = recipe.read_text(encoding="utf-8")
+    (gate,) = [c for script in _scripts(recipe) for c in _commands(script) if c[0] == "pytest"]
+    assert gate[1:3] == ["--pyargs", "extractbench.suites"] and "-n" in gate
+    assert "workers" in gate[gate.index("-n") + 1]  # not a hard-coded count
+    assert '"${public[@]}"' in text and "schedule" in text
+    public = re.search(r'PUBLIC_SUITES: "([^"]+)"', text).group(1).split()
+    assert public and all(p.startswith("extractbench.suites.") and p != "extractbench.suites.kv"
+                          for p in public)  # fmt: skip
+    assert "Authorization: Bearer $MODEL_TOKEN" in text
+    assert re.search(r"path=\.cache/candidate/\$\w*MODEL_SHA256\.gguf", text)
+    assert re.search(r"key: candidate-.*MODEL_SHA256", text)
+    assert "--no-deps" in text and 'not r.startswith("llama-cpp-python")' in text
+    assert '"--concurrency=$CONCURRENCY"' in text

@@ -60,7 +60,7 @@ def _suite(name: str, **kwargs: object) -> Suite:
 def _item(suite: str, n: int, scores: dict, **extra: object) -> dict:
     return {
         "id": f"{suite}/{n}", "suite": suite, "group": f"{suite}/g", "prediction": f"answer {n}",
-        "reference": f"gold {n}", "scores": scores, "latency_s": 0.5, "meta": {"k": f"k{n % 2}"},
+        "reference": f"gold {n}", "scores": scores, "latency_s": 0.5, "meta": {"k": f"k{n % 6}"},
         "prompt_sha256": "ab" * 32, "prompt_tail": f"question {n}:", "prompt_chars": 900,
         "calls": [{"key": "c", "text": "x", "cached": n % 2 == 0}], **extra,
     }  # fmt: skip
@@ -68,9 +68,11 @@ def _item(suite: str, n: int, scores: dict, **extra: object) -> dict:
 
 @pytest.fixture
 def written(tmp_path, monkeypatch):
-    """A record of two suites written with a JSON record and a page: ``judge`` has a 0-1
-    score, a 0-100 BLEU-like one, a count and a self-judged 0-10 one; ``pics`` draws a
-    picture of its own. Items judge/0 and pics/0 score 0 wherever higher is better."""
+    """A record of two suites written with a JSON record and a page: ``judge`` (24 items
+    scored, enough for charts) has a 0-1 score, a 0-100 BLEU-like one, a count and a
+    self-judged 0-10 one; ``pics`` (4 items: too few for an interval or a chart) draws a
+    picture of its own. Items judge/0, judge/19-23 and pics/0 score 0 wherever higher is
+    better."""
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "picture_report.py").write_text(PICTURE_REPORT)
     registry = Registry()
@@ -78,11 +80,11 @@ def written(tmp_path, monkeypatch):
                                          ("error_*", 0.0, float("inf"))), judged=("p",)))  # fmt: skip
     registry.add(_suite("pics", report="picture_report"))
     items = [
-        _item("judge", 0, {"acc": 0.0, "bleu": 0.0, "p": 0.0, "error_rows": 3.0},
-              details={"self_judged": True}),
+        *(_item("judge", n, {"acc": 0.0, "bleu": 0.0, "p": 0.0, "error_rows": 3.0},
+                details={"self_judged": True}) for n in (0, *range(19, 24))),
         *(_item("judge", n, {"acc": 1.0, "bleu": 40.0 + n, "p": 10.0, "error_rows": 0.0},
-                details={"self_judged": True}) for n in range(1, 4)),
-        _item("judge", 4, {}, outcome="failed", error="x.py:1: ModelError: boom"),
+                details={"self_judged": True}) for n in range(1, 19)),
+        _item("judge", 24, {}, outcome="failed", error="x.py:1: ModelError: boom"),
         *(_item("pics", n, {"acc": n / 4}) for n in range(4)),
     ]  # fmt: skip
     record = parse_record({
@@ -90,7 +92,7 @@ def written(tmp_path, monkeypatch):
         "model": {"name": "m", "backend": "fake"}, "items": items, "complete": True,
         "suites": {"judge": {"breakdown": ["k"]}, "pics": {"breakdown": ["k"]}},
         "selection": {"suites": ["judge", "pics"]},
-        "counts": {"items": 9, "expected": 9, "scored": 8, "failed": 1},
+        "counts": {"items": 29, "expected": 29, "scored": 28, "failed": 1},
     })  # fmt: skip
     gates = GateSet((parse_gate("judge/acc>=0.9"),))
     from extractbench import plugins
@@ -110,7 +112,10 @@ def test_side_files_go_to_one_folder_named_after_the_run_and_in_the_record(writt
     record = read_json(out / "x.json")
     named = {Path(p) for p in record["artifacts"]}
     assert named == set(folder.iterdir()) and len(named) >= 5
-    assert any(p.endswith("pics-heatmap.png") for p in record["suites"]["pics"]["artifacts"])
+    # pics scored 4 items: its table is written, its picture is not drawn (MIN_PLOT_N)
+    pics = record["suites"]["pics"]["artifacts"]
+    assert any(p.endswith("pics-table.json") for p in pics)
+    assert not any(p.endswith(".png") for p in pics)
     assert result.record_path == out / "x.json"
 
 
@@ -120,7 +125,8 @@ def test_one_chart_per_scale_and_small_breakdowns_in_a_table(written):
     assert {"metrics-unit.png", "metrics-0-100.png", "metrics-0-10.png",
             "metrics-count.png"} <= names  # fmt: skip
     assert "metrics.png" not in names
-    assert not [n for n in names if "-by-" in n]  # levels of 1-2 items: a table, no chart
+    assert not [n for n in names if "-by-" in n]  # levels of 4 items: a table, no chart
+    assert "pics-distribution.png" not in names and "judge-distribution.png" in names
     page = (out / "x.html").read_text()
     breakdowns = page.split('id="breakdowns"')[1].split("</details>")[0]
     assert "<td>judge/acc</td><td>k</td><td>k0</td>" in breakdowns
@@ -131,12 +137,12 @@ def test_every_picture_is_embedded_gates_first_and_filters_present(written):
     page = (out / "x.html").read_text()
     pictures = [p for p in (out / "20261126T120000Z-abcdef").iterdir() if p.suffix == ".png"]
     assert page.count("data:image/png;base64,") == len(pictures)
-    assert 'alt="pics-heatmap"' in page  # the suite's own picture, shown
+    assert 'alt="pics-heatmap"' not in page  # the suite's own picture, of 4 items: not drawn
     assert page.index('id="verdict"') < page.index('id="gates"') < page.index('id="scores"')
     assert page.index('id="scores"') < page.index('id="plots"') < page.index('id="items"')
     gate = page.split('<tr class="gate">')[1].split("</tr>")[0]
     assert "judge/acc&gt;=0.9" in gate and "FAIL" in gate and "0.7500" in gate  # value, mean
-    assert re.search(r'<td class="num">4</td>', gate)  # n
+    assert re.search(r'<td class="num">24</td>', gate)  # n
     assert 'href="#items:suite=judge&amp;metric=acc"' in gate
     for control in ("f-failed", "f-zero", "f-suite", "f-metric", "f-text", "f-count"):
         assert f'id="{control}"' in page
@@ -150,7 +156,7 @@ def _row(page: str, item_id: str) -> str:
 def test_an_item_that_scored_0_is_not_shown_as_passed(written):
     _, out = written
     page = (out / "x.html").read_text()
-    zero, good, failed = _row(page, "judge/0"), _row(page, "judge/1"), _row(page, "judge/4")
+    zero, good, failed = _row(page, "judge/0"), _row(page, "judge/1"), _row(page, "judge/24")
     assert 'data-status="zero"' in zero and ">passed, scored 0<" in zero
     assert 'data-status="passed"' in good and ">passed<" in good
     assert 'data-status="failed"' in failed and "ModelError: boom" in failed
@@ -201,7 +207,7 @@ def test_a_page_rendered_again_from_the_record_shows_the_same(written, monkeypat
     first, second = (out / "x.html").read_text(), (out / "y.html").read_text()
     assert again.facts == result.facts
     assert re.findall(r'alt="([^"]+)"', first) == re.findall(r'alt="([^"]+)"', second)
-    assert first.count("data:image/png;base64,") == second.count("data:image/png;base64,") >= 6
+    assert first.count("data:image/png;base64,") == second.count("data:image/png;base64,") >= 5
     assert first.replace("x.html", "") == second.replace("y.html", "")
 
 
@@ -227,12 +233,15 @@ def test_the_filters_hide_the_other_items_in_a_browser(written):
             if " hidden" not in r.split(">")[0]
         ]
 
-    assert len(shown("")) == 9
-    assert shown("#items:zero=1") == ["judge/0", "pics/0"]
-    assert shown("#items:failed=1&zero=1") == ["judge/0", "judge/4", "pics/0"]
-    assert shown("#items:suite=judge&zero=1") == ["judge/0"]
+    zeros = ["judge/0", *(f"judge/{n}" for n in range(19, 24))]
+    assert len(shown("")) == 29
+    assert shown("#items:zero=1") == [*zeros, "pics/0"]
+    assert shown("#items:failed=1&zero=1") == [*zeros, "judge/24", "pics/0"]
+    assert shown("#items:suite=judge&zero=1") == zeros
     assert shown("#items:suite=pics") == [f"pics/{n}" for n in range(4)]
-    assert shown("#items:suite=judge&metric=bleu") == [f"judge/{n}" for n in range(4)]
+    assert sorted(shown("#items:suite=judge&metric=bleu")) == sorted(
+        f"judge/{n}" for n in range(24)
+    )
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -521,8 +521,8 @@ def test_distribution_plot_histograms_item_scores(tmp_path):
             "suite": "s",
             "scores": {"accuracy": float(i % 2), "length": i / 10, "none": None},
         }
-        for i in range(10)
-    ] + [{"id": "other/0", "suite": "other", "scores": {"accuracy": 1.0}}]
+        for i in range(20)
+    ] + [{"id": f"other/{i}", "suite": "other", "scores": {"accuracy": 1.0}} for i in range(19)]
     record = parse_record({"schema_version": 2, "run_id": "r", "items": items})
     path = distribution_plot(record, "s", tmp_path / "d.png")
     assert path == tmp_path / "d.png"
@@ -530,6 +530,8 @@ def test_distribution_plot_histograms_item_scores(tmp_path):
         assert image.size[0] > image.size[1] > 100
     assert distribution_plot(record, "missing", tmp_path / "x.png") is None
     assert not (tmp_path / "x.png").exists()
+    # 19 items: too few for a histogram (MIN_PLOT_N)
+    assert distribution_plot(record, "other", tmp_path / "o.png") is None
 
 
 def test_chart_titles_fit_their_figure(tmp_path, monkeypatch):

@@ -42,11 +42,11 @@ def test_rates_eta_and_suite_end_on_a_fake_clock():
     progress.item(entry("b", outcome="failed"), 10.0, totals)
     progress.item(entry("b"), 10.0, totals)  # the same item again (another report)
     # at 130 s, 30 s after the last lines: fda 2 items in 30 s (0.0667/s, 30 tokens:
-    # 1.0 tok/s), 2 left: ETA 30 s; the run: 3 items in 30 s, 2 left of fda's 4 (minea's
-    # total unknown) at 0.1/s: 20 s
+    # 1.0 tok/s), 2 left at its measured 10 s an item: ETA 20 s; the run: 3 items in 30 s,
+    # 2 left of fda's 4 (minea's total unknown) at fda's 10 s an item: 20 s
     assert lines == [
         "extractbench progress: fda 2/4 items (50%), 1 failed, 0.07 items/s, "
-        "1.0 generated tokens/s, ETA 30.0 s",
+        "1.0 generated tokens/s, ETA 20.0 s",
         "extractbench progress: minea 1 items, 0.10 items/s, 0.5 generated tokens/s, ETA unknown",
         "extractbench progress: run: 3/4 items of 1 suite(s), 30.0 s so far, ETA 20.0 s",
     ]
@@ -102,9 +102,38 @@ def test_the_run_line_counts_suites_known_only_from_collection():
     now[0] = 80.0
     progress.tick()
     assert lines[-1] == (
-        "extractbench progress: run: 2/4 items of 2 suite(s), 1 min 20 s so far, ETA 1 min 20 s, "
-        "1 running, longest minea/d1 for 1 min 20 s"
+        "extractbench progress: run: 2/4 items of 2 suite(s), 1 min 20 s so far, ETA at least "
+        "1 min 20 s (minea not yet timed), 1 running, longest minea/d1 for 1 min 20 s"
     )
+
+
+def test_the_eta_is_each_suite_s_measured_time_per_item_never_below_a_running_item():
+    """Two workers: FDA's fields take 1 s, a MINEA document 100 s. The ETA counts MINEA's
+    documents left at MINEA's own 100 s, not at the run's mean rate (which its quick FDA
+    items make about 1 s an item), and a document running for 10 minutes keeps the ETA at
+    10 minutes or more."""
+    now = [0.0]
+    lines: list[str] = []
+    progress = Progress(60.0, lines.append, clock=lambda: now[0])
+    node = lambda suite, i: f"suites/{suite}/t.py::test_{suite}[{suite}/d{i}]"  # noqa: E731
+    progress.expect([node("fda", i) for i in range(20)] + [node("minea", i) for i in range(4)],
+                    {"fda", "minea"})  # fmt: skip
+    progress.started(node("minea", 0))
+    for i in range(10):  # ten FDA fields of 1 s each on the other worker
+        progress.started(node("fda", i))
+        now[0] = i + 1.0
+        progress.item(entry(f"fda/d{i}"), 1.0, {"fda": 20}, node("fda", i))
+    now[0] = 100.0
+    progress.item(entry("minea/d0", suite="minea"), 100.0, {"minea": 4}, node("minea", 0))
+    # the lines are due: 10 FDA fields left at 1 s (10 s) and 3 MINEA documents at their
+    # own 100 s (300 s), over the 2 items seen running at once
+    assert lines[-2].endswith("minea 1/4 items (25%), 0.01 items/s, 0.1 generated tokens/s, "
+                              "ETA 2 min 30 s")  # fmt: skip
+    assert lines[-1].endswith("run: 11/24 items of 2 suite(s), 1 min 40 s so far, ETA 2 min 35 s")
+    progress.started(node("minea", 1))
+    now[0] = 700.0  # the document has run 10 min: no ETA below that
+    progress.tick()
+    assert lines[-1].endswith("ETA 10 min 0 s, 1 running, longest minea/d1 for 10 min 0 s")
 
 
 def test_events_and_the_heartbeat_thread():

@@ -84,8 +84,9 @@ def _finish(record: RunRecord, gates: GateSet, targets: Targets) -> int:
     verdict = extractbench.plugins.verdict.decide(record, gates, record.selection)
     written = extractbench.plugins.outputs.write_outputs(record, verdict, targets, Registry.installed())
     for line in summary_lines(
-        written.record, written.suite_lines, written.record_path, written.facts.self_judged
-    ):
+        written.record, written.terminal_lines, written.record_path, written.facts.self_judged,
+        written.facts.own_suites,
+    ):  # fmt: skip
         print(line)
     return written.verdict.status
 

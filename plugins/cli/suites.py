@@ -20,7 +20,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from extractbench.plugins.run.project_config import SettingsError, project_defaults
+from extractbench.plugins.run.project_config import (
+    SettingsError,
+    project_defaults,
+    project_suites,
+)
 from extractbench.suites.datasets.resolve import DataDirError, choose_data_dir, explicit_data_dir
 from extractbench.suites.item import DataError, DataMissing
 from extractbench.suites.links import run_command
@@ -162,6 +166,7 @@ def suites_command(args: argparse.Namespace) -> int:
             load_manifest(), [s.name for s in chosen], offline=True, progress=False
         )
         limits, options = project_defaults(Path.cwd())
+        listed = project_suites(Path.cwd())
     except (DataDirError, SettingsError) as exc:
         print(f"extractbench suites: {exc}", file=sys.stderr)
         return 4
@@ -177,8 +182,12 @@ def suites_command(args: argparse.Namespace) -> int:
         for s, f in zip(chosen, facts, strict=True)
     ]
     print("\n\n".join(blocks))
-    print(f"\nRun: {run_command()} (every suite, and each run on request that the project "
-          "gates or sets options of); options: "
+    which = (
+        f"this project's suites: {', '.join(listed)}, as [tool.extractbench] suites lists them"
+        if listed is not None
+        else "every suite, and each run on request that the project gates or sets options of"
+    )
+    print(f"\nRun: {run_command()} ({which}); options: "
           "--suite-option SUITE.KEY=VALUE or [tool.extractbench.options.SUITE] in "
           "pyproject.toml.")  # fmt: skip
     return 0

@@ -101,7 +101,7 @@ FORMATS: tuple[OutputFormat, ...] = (
     OutputFormat(RECORD, "--report-json", "report_json", None,
                  lambda r, p, c: dump_record(r)),
     OutputFormat("junit", "--junitxml", "junitxml", None,
-                 lambda r, p, c: junit_xml(r)),
+                 lambda r, p, c: junit_xml(r, c.facts)),
     OutputFormat("html", "--html", "html", None,
                  lambda r, p, c: page_html(r, c.images, c.suite_lines, c.facts, p),
                  shows_plots=True),

@@ -2,7 +2,10 @@
 
 Top to bottom: the verdict and its reasons; the gates, each with the mean, 95% CI and n of
 its metric and what decided it; the baseline comparison; the scores by suite, each with
-its scale; every picture the run drew (its charts, one per scale, and the suites' own:
+its scale, the team's own suites first and the public suites whose every metric has too
+few items for an interval folded under the table (no interval is shown below
+``MIN_INTERVAL_N`` items: "n too small"); each team suite's metrics by its first
+breakdown attribute (``kv``: per key), with intervals; every picture the run drew (its charts, one per scale, and the suites' own:
 Table-QA heatmaps, MINEA's criteria plot), embedded; the items an early stop left out
 (``--stop-when-decided``, by suite); the breakdowns as tables; the
 suites' own tables; and the per-item view with its filters (failed items, items that
@@ -20,7 +23,14 @@ from typing import Any
 
 from extractbench.plugins.outputs.early_stop_report import not_run_items, sequence_text
 from extractbench.plugins.outputs.html_items import as_text, item_rows, score_text
-from extractbench.plugins.outputs.metric_facts import MetricFacts
+from extractbench.plugins.outputs.metric_facts import (
+    MIN_INTERVAL_N,
+    MIN_PLOT_N,
+    TOO_SMALL,
+    MetricFacts,
+    small_suites,
+    suite_order,
+)
 from extractbench.plugins.record import Aggregate, GateEntry, RunRecord
 from extractbench.plugins.verdict.counts import missing_label_lines
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -76,25 +86,57 @@ def _gate_rows(record: RunRecord, facts: MetricFacts) -> list[dict[str, Any]]:
 
 
 def _score_rows(record: RunRecord, facts: MetricFacts) -> list[dict[str, Any]]:
+    """The score table's rows, the team's suites first (:func:`suite_order`); ``small``:
+    the row of a public suite whose every metric has fewer than ``MIN_INTERVAL_N`` items
+    (shown folded, under the table), unless a gate reads it."""
     by_metric: dict[str, list[GateEntry]] = {}
     for gate in record.gates:
         by_metric.setdefault(gate.metric, []).append(gate)
-    return [
-        {"key": key, "suite": key.split("/", 1)[0], "metric": key.split("/", 1)[-1],
-         "agg": agg, "scale": facts.scale(key).label, "gates": by_metric.get(key, []),
-         "self_judged": key in facts.self_judged, "extra": _extra(agg, _AGGREGATE_FIELDS)}
-        for key, agg in record.aggregates.items()
-    ]  # fmt: skip
-
-
-def _breakdown_rows(record: RunRecord) -> list[dict[str, Any]]:
-    """Every breakdown level of every metric: suite, metric, attribute, level, aggregate."""
+    by_suite: dict[str, list[str]] = {}
+    for key in record.aggregates:
+        by_suite.setdefault(key.split("/", 1)[0], []).append(key)
     rows = []
-    for key, agg in record.aggregates.items():
+    folded = small_suites(record.aggregates, facts.own_suites)
+    for suite in suite_order(by_suite, facts.own_suites):
+        keys = by_suite[suite]
+        small = suite in folded
+        for key in keys:
+            agg = record.aggregates[key]
+            rows.append(
+                {"key": key, "suite": suite, "metric": key.split("/", 1)[-1],
+                 "agg": agg, "scale": facts.scale(key).label, "gates": by_metric.get(key, []),
+                 "self_judged": key in facts.self_judged, "extra": _extra(agg, _AGGREGATE_FIELDS),
+                 "small": small and key not in by_metric}
+            )  # fmt: skip
+    return rows
+
+
+def _breakdown_rows(record: RunRecord, facts: MetricFacts) -> list[dict[str, Any]]:
+    """Every breakdown level of every metric: suite, metric, attribute, level, aggregate;
+    the team's suites first."""
+    rows = []
+    order = suite_order({k.split("/", 1)[0] for k in record.aggregates}, facts.own_suites)
+    for key, agg in sorted(
+        record.aggregates.items(), key=lambda kv: order.index(kv[0].split("/", 1)[0])
+    ):
         for attr, levels in (agg.breakdowns or {}).items():
             for level, sub in levels.items():
                 rows.append({"key": key, "attr": attr, "level": level, "agg": sub})
     return rows
+
+
+def _own_breakdowns(record: RunRecord, facts: MetricFacts) -> list[dict[str, Any]]:
+    """Each metric of the team's suites by the suite's first breakdown attribute (``kv``:
+    accuracy per key), each level with its 95% interval: ``key``, ``attr``, ``rows``."""
+    out = []
+    for key, agg in record.aggregates.items():
+        if key.split("/", 1)[0] not in facts.own_suites:
+            continue
+        attr, levels = next(iter((agg.breakdowns or {}).items()), ("", {}))
+        if len(levels) > 1:
+            rows = [{"level": level, "agg": sub} for level, sub in levels.items()]
+            out.append({"key": key, "attr": attr, "rows": rows})
+    return out
 
 
 def _side_files(record: RunRecord, page: Path | None) -> list[dict[str, str]]:
@@ -129,6 +171,7 @@ def page_html(
     rows = item_rows(record.items, facts)
     counts = {s: sum(r.status == s for r in rows) for s in ("failed", "zero", "passed")}
     shown = figures(images, record.run_id)
+    own = _own_breakdowns(record, facts)
     return _ENV.get_template("page.html.j2").render(
         word=record.verdict.word if record.verdict else "NOT DECIDED",
         reasons=record.verdict.reasons if record.verdict else [],
@@ -137,7 +180,13 @@ def page_html(
         model=record.model,
         gates=_gate_rows(record, facts),
         scores=_score_rows(record, facts),
-        breakdowns=_breakdown_rows(record),
+        breakdowns=_breakdown_rows(record, facts),
+        own_breakdowns=own,
+        # the attribute a team suite's by-key table links its items by (text "key=VALUE;")
+        own_attrs={b["key"].split("/", 1)[0]: b["attr"] for b in own},
+        min_interval_n=MIN_INTERVAL_N,
+        min_plot_n=MIN_PLOT_N,
+        too_small=TOO_SMALL,
         self_judged=sorted(facts.self_judged),
         figures=shown,
         figure_groups=sorted({f["group"] for f in shown}, key=lambda g: (g != "run", g)),

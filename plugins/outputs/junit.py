@@ -1,7 +1,7 @@
 """JUnit XML from a run record, for every path that ends a run (live, ``--rescore``,
 ``extractbench merge`` and ``report``): shaped as pytest's ``--junitxml``, one case per
 item (classname and name from its pytest node id, its scores, a ``<failure>`` when it
-failed), one per item an early stop left out (skipped: "not run: decided early"), one per other
+failed, or, with ``--junit-pass-mark``, when it scored below the mark), one per item an early stop left out (skipped: "not run: decided early"), one per other
 test, one per gate (classname ``gate``) and per regression check (classname
 ``regression``).
 
@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from extractbench.plugins.outputs.early_stop_report import not_run_items
-from extractbench.plugins.record import GateEntry, RunRecord, outcome_counts
+from extractbench.plugins.outputs.eee_samples import lower_is_better
+from extractbench.plugins.outputs.metric_facts import UNIT, MetricFacts
+from extractbench.plugins.record import GateEntry, ItemEntry, RunRecord, outcome_counts
 from extractbench.plugins.verdict.gates import short_of_n, unanswered
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "verdict_cases",
     "suite_properties",
     "junit_xml",
+    "below_pass_mark",
     "junit_names",
     "xml_safe",
     "junit_family",
@@ -193,18 +196,48 @@ def junit_family(record: RunRecord) -> str:
     return family if family in ("xunit1", "legacy", "xunit2") else "xunit2"
 
 
-def junit_xml(record: RunRecord) -> str:
+def below_pass_mark(item: ItemEntry, mark: float | None, facts: MetricFacts) -> str:
+    """Why a scored item is a failed JUnit case under ``--junit-pass-mark`` (``mark``):
+    every one of its scores on the 0-1 scale where higher is better is below ``mark``
+    (``"below the pass mark 1: kv/accuracy=0"``); "" when it is not (no mark, an item
+    that did not pass, or no such score)."""
+    if mark is None or item.outcome != "passed":
+        return ""
+    scores = [
+        (metric, value)
+        for metric, value in item.scores.items()
+        if value is not None
+        and not lower_is_better(metric)
+        and facts.scale(f"{item.suite}/{metric}") == UNIT
+    ]
+    if not scores or any(value >= mark for _, value in scores):
+        return ""
+    said = ", ".join(f"{item.suite}/{m}={v:g}" for m, v in scores)
+    return f"below the pass mark {mark:g}: {said}"
+
+
+def junit_xml(record: RunRecord, facts: MetricFacts | None = None) -> str:
     """The JUnit XML of a decided run record, shaped as pytest's ``--junitxml``: one case
     per item (classname and name from its pytest node id, its prediction and scores as
-    properties, a ``<failure>`` when it failed), one per other test, one per
-    :func:`verdict_cases` case; the verdict, model and aggregates as ``<testsuite>``
-    properties (the case's facts as :func:`junit_family` allows). The same function serves
-    the live run, ``--rescore``, ``merge`` and ``report``, so their files agree."""
+    properties, a ``<failure>`` when it failed, or with the record's
+    ``settings.junit_pass_mark`` when it scored below it: :func:`below_pass_mark`), one
+    per other test, one per :func:`verdict_cases` case; the verdict, model and aggregates
+    as ``<testsuite>`` properties (the case's facts as :func:`junit_family` allows). The
+    same function serves the live run, ``--rescore``, ``merge`` and ``report``, so their
+    files agree.
+
+    Args:
+        record: a decided run record.
+        facts: each metric's scale (none given: every metric on 0-1).
+    """
+    facts = facts or MetricFacts()
+    mark = record.settings.get("junit_pass_mark")
     cases = verdict_cases(record)
     family = junit_family(record)
     items, others, left = record.items, record.other_tests, not_run_items(record)
     outcomes = outcome_counts(items)
-    failures = outcomes.failed + sum(c.outcome == "failed" for c in cases)
+    below = {it.id: why for it in items if (why := below_pass_mark(it, mark, facts))}
+    failures = outcomes.failed + len(below) + sum(c.outcome == "failed" for c in cases)
     failures += sum(t.outcome == "failed" for t in others)
     skipped = outcomes.skipped + sum(t.outcome == "skipped" for t in others)
     skipped += sum(c.outcome == "skipped" for c in cases) + len(left)
@@ -225,6 +258,8 @@ def junit_xml(record: RunRecord) -> str:
             _properties(case, pairs)
         if it.outcome == "failed":
             ET.SubElement(case, "failure", message=str(it.error or "failed"))
+        elif it.id in below:
+            ET.SubElement(case, "failure", message=below[it.id])
         elif it.outcome == "skipped":
             ET.SubElement(case, "skipped", message=str(it.error or "skipped"))
         if family == "xunit2":

@@ -10,13 +10,59 @@ from __future__ import annotations
 
 import fnmatch
 import math
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from extractbench.plugins.outputs.eee_samples import lower_is_better
-from extractbench.plugins.record import ItemEntry, RunRecord
+from extractbench.plugins.record import Aggregate, ItemEntry, RunRecord
 from extractbench.suites.registry import Registry
 
-__all__ = ["Scale", "MetricFacts", "metric_facts", "scale_of", "UNIT"]
+__all__ = [
+    "Scale",
+    "MetricFacts",
+    "metric_facts",
+    "scale_of",
+    "UNIT",
+    "MIN_INTERVAL_N",
+    "MIN_PLOT_N",
+    "TOO_SMALL",
+    "interval_shown",
+    "suite_order",
+    "small_suites",
+]
+
+# The reports show no 95% interval of fewer items: a Wilson interval of n = 1 spans most
+# of [0, 1] and a bootstrap of n = 1 is one point, both read as a result. The record keeps
+# the numbers (a gate reads them there).
+MIN_INTERVAL_N = 10
+# no chart is drawn from fewer items (a histogram or a bar of 1-19 items is noise)
+MIN_PLOT_N = 20
+TOO_SMALL = "n too small"
+
+
+def interval_shown(n: int | None) -> bool:
+    """Whether a report shows the 95% interval of ``n`` items (:data:`MIN_INTERVAL_N`)."""
+    return n is not None and n >= MIN_INTERVAL_N
+
+
+def small_suites(aggregates: Mapping[str, Aggregate], own: Collection[str]) -> set[str]:
+    """The public suites (not in ``own``) whose every metric has fewer than
+    :data:`MIN_INTERVAL_N` items: the reports fold them (one terminal row, their own tables
+    left to the HTML page, a folded HTML table)."""
+    by_suite: dict[str, list[Aggregate]] = {}
+    for key, agg in aggregates.items():
+        by_suite.setdefault(key.split("/", 1)[0], []).append(agg)
+    return {
+        suite
+        for suite, aggs in by_suite.items()
+        if suite not in own and not any(interval_shown(a.n) for a in aggs)
+    }
+
+
+def suite_order(suites: Iterable[str], own: Collection[str]) -> list[str]:
+    """``suites`` in the order the reports show them: a team's own suites (``own``: those
+    that read the project's data) first, then the public ones, each group by name."""
+    return sorted(set(suites), key=lambda name: (name not in own, name))
 
 
 @dataclass(frozen=True)
@@ -63,10 +109,13 @@ class MetricFacts:
         self_judged: the ``suite/metric`` keys the model under test judged itself (a metric
             the suite declares ``judged`` on at least one item whose ``details`` say
             ``self_judged``).
+        own_suites: the suites of the record that read the project's own data (run on
+            request, ``kv``): the reports show them first.
     """
 
     scales: dict[str, Scale] = field(default_factory=dict)
     self_judged: frozenset[str] = frozenset()
+    own_suites: frozenset[str] = frozenset()
 
     def scale(self, key: str) -> Scale:
         """The scale of ``suite/metric`` (0-1 when the record's suite is unknown)."""
@@ -102,4 +151,5 @@ def metric_facts(record: RunRecord, registry: Registry | None) -> MetricFacts:
         for metric in item.scores:
             if any(fnmatch.fnmatchcase(metric, p) for p in suite.judged):
                 judged.add(f"{item.suite}/{metric}")
-    return MetricFacts(scales, frozenset(judged))
+    own = {name for name in record.suites if (spec := suites.get(name)) and spec.on_request}
+    return MetricFacts(scales, frozenset(judged), frozenset(own))

@@ -1,6 +1,7 @@
 """Plots of a run record (matplotlib, PNG): metric means with CIs (one chart per scale),
 breakdown bars where the levels hold enough items, and the distribution of item scores
-per suite."""
+per suite. No chart is drawn from fewer than ``MIN_PLOT_N`` items: a metric of fewer is
+a row of the HTML page's tables only."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from extractbench.plugins.outputs.metric_facts import MetricFacts, Scale
+from extractbench.plugins.outputs.metric_facts import MIN_PLOT_N, MetricFacts, Scale
 from extractbench.plugins.record import RunRecord
 from extractbench.plugins.verdict.aggregate import metric_values
 from extractbench.suites.figures import fit_title, pyplot
@@ -61,7 +62,7 @@ def metric_plots(
 ) -> list[Path]:
     """The run's charts: every metric's mean and CI, one chart per scale; the item scores'
     distribution per suite; each metric by its first breakdown attribute when that is
-    worth a chart (:func:`_chartable`).
+    worth a chart (:func:`_chartable`); only metrics of at least :data:`MIN_PLOT_N` items.
 
     Files: ``<stem>-metrics-<scale>.png`` (``unit``, ``0-100``, ``count``...: the scales
     of :func:`plugins.outputs.metric_facts.scale_of`, so a 0-1 score and a 0-100 SacreBLEU
@@ -75,7 +76,7 @@ def metric_plots(
         The written paths (none when the record has no aggregates).
     """
     facts = facts or MetricFacts()
-    aggregates = {k: a.model_dump() for k, a in record.aggregates.items()}
+    aggregates = {k: a.model_dump() for k, a in record.aggregates.items() if a.n >= MIN_PLOT_N}
     if not aggregates:
         return []
     plt = pyplot()
@@ -109,20 +110,21 @@ def metric_plots(
 
 
 def distribution_plot(record: RunRecord, suite: str, path: Path) -> Path | None:
-    """Histograms of the item scores of one suite, one panel per metric (at most 12).
+    """Histograms of the item scores of one suite, one panel per metric of at least
+    :data:`MIN_PLOT_N` items (at most 12).
 
     Scores in [0, 1] go into 10 bins of width 0.1 (a binary metric shows its two bars),
     others into 10 bins over their range; every panel says n and the mean. The values are
     those the aggregates are computed from (:func:`plugins.aggregate.metric_values`).
 
     Returns:
-        ``path``, or None when the suite has no item scores.
+        ``path``, or None when no metric of the suite has enough item scores.
     """
     prefix = f"{suite}/"
     values = {
         key[len(prefix) :]: [v for _, v, _ in rows]
         for key, rows in metric_values(it.model_dump() for it in record.items).items()
-        if key.startswith(prefix)
+        if key.startswith(prefix) and len(rows) >= MIN_PLOT_N
     }
     metrics = sorted(values)[:MAX_PANELS]
     if not metrics:

@@ -11,11 +11,24 @@ from pathlib import Path
 
 from extractbench.plugins.outputs.early_stop_report import NOT_RUN, decided_lines
 from extractbench.plugins.outputs.endpoint_stats import endpoint_lines
+from extractbench.plugins.outputs.metric_facts import (
+    TOO_SMALL,
+    interval_shown,
+    small_suites,
+    suite_order,
+)
 from extractbench.plugins.outputs.speed_report import gate_condition, gate_warnings, speed_lines
 from extractbench.plugins.record import Aggregate, GateEntry, RunRecord
 from extractbench.plugins.verdict.counts import missing_label_lines
 
-__all__ = ["score_table", "summary_lines", "verdict_line", "self_judged_line", "SELF_JUDGED"]
+__all__ = [
+    "score_table",
+    "summary_lines",
+    "verdict_line",
+    "self_judged_line",
+    "terminal_suite_lines",
+    "SELF_JUDGED",
+]
 
 SELF_JUDGED = "[SELF-JUDGED]"
 
@@ -34,19 +47,31 @@ def _fmt(x: float | None) -> str:
     return "-" if x is None else f"{x:.4f}"
 
 
+def _ci(agg: Aggregate) -> str:
+    if not interval_shown(agg.n):
+        return TOO_SMALL
+    return f"[{_fmt(agg.ci_low)}, {_fmt(agg.ci_high)}]"
+
+
 def score_table(
     aggregates: Mapping[str, Aggregate],
     gates: Sequence[GateEntry],
     self_judged: Collection[str] = (),
+    own: Collection[str] = (),
 ) -> list[str]:
     """Lines of a fixed-width table: suite, metric, mean, 95% CI, n, gate verdict.
 
-    A metric of ``self_judged`` (``suite/metric`` keys: the model under test judged it)
-    is marked ``[SELF-JUDGED]`` beside its name.
+    The suites of ``own`` (the team's, :func:`metric_facts.suite_order`) come first. A
+    metric of ``self_judged`` (``suite/metric`` keys: the model under test judged it) is
+    marked ``[SELF-JUDGED]`` beside its name. A metric of fewer than
+    :data:`metric_facts.MIN_INTERVAL_N` items shows ``n too small`` for its interval.
 
-    Each metric row is followed by indented rows for the levels of the suite's first
-    breakdown attribute (FDA: one row per key), when it has more than one level. Gates
-    whose metric is absent from ``aggregates`` get a row of their own.
+    A suite that is not the team's and whose every metric has fewer items than that is one
+    row (``7 metrics: in the HTML page and the record``), its gated metrics excepted, so a
+    small run's summary fits one screen. A metric of a team's suite or a gated metric is
+    followed by indented rows for the levels of the suite's first breakdown attribute
+    (``kv``: one row per key), when it has more than one level. Gates whose metric is
+    absent from ``aggregates`` get a row of their own.
     """
     by_metric: dict[str, list[GateEntry]] = {}
     for gate in gates:
@@ -58,17 +83,31 @@ def score_table(
             f"{words[g.passed]} {gate_condition(g)}" for g in by_metric.get(metric, [])
         )
 
+    by_suite: dict[str, list[str]] = {}
+    for key in aggregates:
+        by_suite.setdefault(key.split("/", 1)[0], []).append(key)
     rows: list[tuple[str, ...]] = [("suite", "metric", "mean", "95% CI", "n", "gate")]
-    for key, agg in aggregates.items():
-        suite, metric = key.split("/", 1)
-        ci = f"[{_fmt(agg.ci_low)}, {_fmt(agg.ci_high)}]"
-        name = f"{metric} {SELF_JUDGED}" if key in self_judged else metric
-        rows.append((suite, name, _fmt(agg.mean), ci, str(agg.n), verdict(key)))
-        by, levels = next(iter((agg.breakdowns or {}).items()), ("", {}))  # the first attribute
-        if len(levels) > 1:
-            for level, sub in levels.items():
-                sub_ci = f"[{_fmt(sub.ci_low)}, {_fmt(sub.ci_high)}]"
-                rows.append(("", f"  {by}={level}", _fmt(sub.mean), sub_ci, str(sub.n), ""))
+    small = small_suites(aggregates, own)
+    for suite in suite_order(by_suite, own):
+        keys = by_suite[suite]
+        folded = [k for k in keys if suite in small and k not in by_metric]
+        for key in keys:
+            if key in folded:
+                continue
+            agg = aggregates[key]
+            metric = key.split("/", 1)[1]
+            name = f"{metric} {SELF_JUDGED}" if key in self_judged else metric
+            rows.append((suite, name, _fmt(agg.mean), _ci(agg), str(agg.n), verdict(key)))
+            if suite not in own and key not in by_metric:
+                continue
+            by, levels = next(iter((agg.breakdowns or {}).items()), ("", {}))  # the first one
+            if len(levels) > 1:
+                for level, sub in levels.items():
+                    rows.append(("", f"  {by}={level}", _fmt(sub.mean), _ci(sub), str(sub.n), ""))
+        if folded:
+            n = max(aggregates[k].n for k in folded)
+            what = f"{len(folded)} metric{'s' * (len(folded) > 1)}: in the HTML page and record"
+            rows.append((suite, what, "-", TOO_SMALL, f"<={n}", ""))
     for metric in by_metric:
         if metric not in aggregates:
             suite, name = metric.split("/", 1) if "/" in metric else (metric, "")
@@ -83,6 +122,25 @@ def score_table(
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
+    return lines
+
+
+def terminal_suite_lines(
+    by_suite: Mapping[str, Sequence[str]], record: RunRecord, own: Collection[str]
+) -> list[str]:
+    """The suites' own report lines the terminal shows: each suite's as it wrote them, but
+    one line for a suite the score table folds (:func:`metric_facts.small_suites`: its
+    tables stay in the HTML page, the markdown summary and the record; its warning lines
+    stay), so the summary of a small run fits one screen."""
+    small = small_suites(record.aggregates, own)
+    lines: list[str] = []
+    for suite, said in by_suite.items():
+        if suite in small and len(said) > 1:
+            # a warning (SELF-JUDGED, an unreliable judge) is never folded away
+            lines += [line for line in said if "warning" in line]
+            lines.append(f"{suite}: its own tables ({len(said)} lines): in the HTML page")
+        else:
+            lines += said
     return lines
 
 
@@ -123,6 +181,7 @@ def summary_lines(
     suite_lines: Sequence[str] = (),
     written: Path | None = None,
     self_judged: Collection[str] = (),
+    own: Collection[str] = (),
 ) -> list[str]:
     """The summary every path prints: model, counts, caps, the score table, the suites'
     own lines, baseline deltas, undecided and failed gates, errors, files, the verdict.
@@ -133,6 +192,7 @@ def summary_lines(
         written: where the record was written (None: not written, or not by this command).
         self_judged: the ``suite/metric`` keys the model under test judged itself
             (``plugins.outputs.metric_facts``), marked in the score table.
+        own: the team's own suites (``MetricFacts.own_suites``), shown first and whole.
     """
     model, counts = record.model, record.counts
     selection = record.selection
@@ -166,7 +226,7 @@ def summary_lines(
     lines += [f"{name}: SKIPPED ({why})" for name, why in sorted(skipped.items())]
     lines += [f"warning: {w}" for w in record.warnings]
     lines += endpoint_lines(record.endpoints or {})
-    lines += score_table(record.aggregates, record.gates, self_judged)
+    lines += score_table(record.aggregates, record.gates, self_judged, own)
     lines += [line for line in [self_judged_line(self_judged)] if line]
     lines += speed_lines(record)
     lines += list(suite_lines)

@@ -28,6 +28,7 @@ from extractbench.plugins.outputs.metric_facts import MetricFacts, metric_facts
 from extractbench.plugins.outputs.plots import metric_plots
 from extractbench.plugins.outputs.step_summary import StepSummary, step_summary_markdown
 from extractbench.plugins.outputs.suite_reports import suite_reports
+from extractbench.plugins.outputs.terminal import terminal_suite_lines
 from extractbench.plugins.record import RunRecord
 from extractbench.plugins.verdict.decision import Verdict
 from extractbench.suites.files import path_kind, write_output
@@ -74,7 +75,9 @@ class Written:
     Attributes:
         record: the final record (verdict after lost outputs, artifacts listed).
         verdict: the final verdict (its status is the exit status).
-        suite_lines: the suites' own report lines (the terminal shows them).
+        suite_lines: the suites' own report lines (the HTML page and markdown show them).
+        terminal_lines: those the terminal shows (a folded suite's as one line:
+            :func:`plugins.outputs.terminal.terminal_suite_lines`).
         files: every file written.
         record_path: where the record was written, or None.
         facts: each metric's scale and self-judged mark (the terminal marks them too).
@@ -86,6 +89,7 @@ class Written:
     files: list[Path] = field(default_factory=list)
     record_path: Path | None = None
     facts: MetricFacts = field(default_factory=MetricFacts)
+    terminal_lines: list[str] = field(default_factory=list)
 
 
 def remove_stale(path: Path) -> str:
@@ -198,12 +202,14 @@ def write_outputs(
     record = _redacted(record).decided(verdict)
     facts = metric_facts(record, registry)
     sides = targets.artifacts and anchor is not None  # no folder beside a device
-    suite_lines, files = suite_reports(record, registry, folder, stem, sides, lost)
+    suite_lines, files, by_suite = suite_reports(record, registry, folder, stem, sides, lost)
+    terminal_lines = terminal_suite_lines(by_suite, record, facts.own_suites)
     try:
         plots = _images(record, targets, folder, stem, facts) if anchor is not None else []
     except Exception as exc:  # a plot must never lose the run record
         plots = []
         suite_lines.append(f"plots failed: {type(exc).__name__}: {exc}")
+        terminal_lines.append(suite_lines[-1])
     files += plots
     # every picture of the run is shown: its own plots and the suites' (heatmaps, tables)
     images = [p for p in dict.fromkeys(files) if p.suffix == ".png"]
@@ -259,4 +265,7 @@ def write_outputs(
             lost.append(f"run record {targets.record}: {reason}; {remove_stale(targets.record)}")
             settle(set(written))
     record, decided = final()
-    return Written(record, decided, suite_lines, list(dict.fromkeys(files)), written_at, facts)
+    return Written(
+        record, decided, suite_lines, list(dict.fromkeys(files)), written_at, facts,
+        terminal_lines,
+    )  # fmt: skip

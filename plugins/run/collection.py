@@ -125,7 +125,9 @@ def parametrize_suite(
     # several suites) or under a folder above it (a suite run on request): its data
     # is neither loaded nor required. Workers decide as the controller does, from the
     # command's own paths.
-    selected = selected_suites(metafunc.config, cfg.registry, cfg.settings.configured)
+    selected = selected_suites(
+        metafunc.config, cfg.registry, cfg.settings.configured, cfg.settings.suites
+    )
     if suite not in selected and (selected or suite.on_request):
         state.excluded.add(name)
         metafunc.parametrize("bench_item", [])

@@ -252,6 +252,15 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         "suites' own files (Table-QA heatmaps, MINEA's criteria) are written either way.",
     )
     group.addoption(
+        "--junit-pass-mark",
+        metavar="SCORE",
+        type=_pass_mark,
+        default=None,
+        help="--junitxml: an item whose every score on a 0-1 scale (higher better) is below "
+        "SCORE is a failed test case, its scores kept beside it (1 with kv: each wrong field "
+        "is a failed case); default: only an item that could not be scored fails.",
+    )
+    group.addoption(
         "--report-json",
         metavar="PATH",
         default=None,
@@ -260,6 +269,21 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
     )
     _export_options(group)
     return group
+
+
+def _pass_mark(text: str) -> float:
+    """``--junit-pass-mark``'s value: a number in (0, 1].
+
+    Raises:
+        argparse.ArgumentTypeError: anything else (pytest says it in one line, exit 4).
+    """
+    try:
+        mark = float(text)
+    except ValueError:
+        mark = float("nan")
+    if not 0.0 < mark <= 1.0:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"{text!r}: must be a number in (0, 1], e.g. 1")
+    return mark
 
 
 def _export_options(group: pytest.OptionGroup) -> None:

@@ -48,12 +48,16 @@ def command_paths(config: pytest.Config) -> list[str]:
 
 
 def selected_suites(
-    config: pytest.Config, registry: Registry, configured: Collection[str] = ()
+    config: pytest.Config,
+    registry: Registry,
+    configured: Collection[str] = (),
+    only: Collection[str] | None = None,
 ) -> list[Suite]:
     """The registered suites the command's paths (or ``--pyargs`` names) select, in registry
     order (:meth:`Registry.selected`); ``configured``: the suites the project configures,
-    which a folder above them selects even when they run on request."""
-    return registry.selected(command_paths(config), config.invocation_params.dir, configured)
+    which a folder above them selects even when they run on request; ``only``: the
+    project's ``[tool.extractbench] suites``, the only ones a folder above selects."""
+    return registry.selected(command_paths(config), config.invocation_params.dir, configured, only)
 
 
 def selects_whole_package(config: pytest.Config, registry: Registry) -> bool:

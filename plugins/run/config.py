@@ -35,6 +35,7 @@ from extractbench.plugins.run.project_config import (
     typed_suite_options,
     unknown_gates,
     unknown_limits,
+    unknown_listed_suites,
 )
 from extractbench.plugins.run.shard import Shard, parse_shard
 from extractbench.plugins.verdict.baseline import partial_baseline, protocol_changes
@@ -171,6 +172,7 @@ def _settings(
     problems = (
         unknown_gates(settings.gates, registry)
         + unknown_limits(settings.limits, registry)
+        + unknown_listed_suites(settings, registry)
         + problems
     )
     if not config.getoption("ignore_project_gates") and _benchmark(config, registry):

@@ -299,7 +299,7 @@ class Controller:
             terminalreporter.write_sep("=", "extractbench scores")
             written = self.written
             for line in summary_lines(
-                written.record, written.suite_lines, written.record_path,
-                written.facts.self_judged,
+                written.record, written.terminal_lines, written.record_path,
+                written.facts.self_judged, written.facts.own_suites,
             ):  # fmt: skip
                 terminalreporter.write_line(line)

@@ -26,12 +26,14 @@ __all__ = ["select_suites", "prepare_data"]
 
 
 def select_suites(config: pytest.Config, cfg: RunConfig, state: RunState) -> None:
-    """The suites the command's paths select (with ``--rescore``: those the record holds).
+    """The suites the command's paths select (with ``--rescore``: those the record holds;
+    over the whole suites package: those ``[tool.extractbench] suites`` lists, if it does).
 
     Raises:
-        pytest.UsageError: ``--rescore`` of a record that holds none of them.
+        pytest.UsageError: ``--rescore`` of a record that holds none of them; a gate on a
+            suite ``[tool.extractbench] suites`` leaves out of the whole package's run.
     """
-    selected = selected_suites(config, cfg.registry, cfg.settings.configured)
+    selected = selected_suites(config, cfg.registry, cfg.settings.configured, cfg.settings.suites)
     state.whole = selects_whole_package(config, cfg.registry)
     if cfg.rescore is not None:  # the recorded run's own command
         state.whole = not cfg.rescore.selection.narrow
@@ -43,7 +45,30 @@ def select_suites(config: pytest.Config, cfg: RunConfig, state: RunState) -> Non
                 f"({', '.join(s.name for s in selected)}); it holds: {', '.join(held) or 'no items'}"
             )
         selected = chosen
+    elif state.whole and cfg.settings.suites is not None:
+        _check_listed_gates(cfg, [spec.name for spec in selected])
     state.selected = [spec.name for spec in selected]
+
+
+def _check_listed_gates(cfg: RunConfig, selected: list[str]) -> None:
+    """A gate on a suite that ``[tool.extractbench] suites`` leaves out of a command over
+    the whole suites package could never be decided (it would fail the run after every
+    item): refused before the first model call, one line per gate.
+
+    Raises:
+        pytest.UsageError: such a gate.
+    """
+    listed = ", ".join(cfg.settings.suites or ())
+    lines = [
+        f"gate {gate.expression} ({gate.source}): suite {gate.suite} is not in "
+        f"[tool.extractbench] suites ({listed}), so this command does not run it; list it "
+        "there, or name its package "
+        f"(pytest --pyargs extractbench.suites.{gate.suite})"
+        for gate in cfg.settings.gates
+        if gate.suite not in selected
+    ]
+    if lines:
+        raise pytest.UsageError("\n".join(lines))
 
 
 def _choose(config: pytest.Config, cfg: RunConfig, setup: ModelSetup, local: list[str]) -> str:

@@ -7,10 +7,17 @@ called by a timer, so a MINEA item iterating for minutes still gets its lines); 
 
 Fed by the aggregating process (the xdist controller, or the only process) from every
 item's start and report, so one set of lines covers all workers. A suite's rates are its
-own since its first item started (the first report's time less that item's duration), its
-ETA the items left at that rate; the run's ETA is the items left of every suite whose total
-is known, at the run's rate since its first item started. Generated tokens are every
-model call's ``completion_tokens`` (judge calls included), from the cache or not.
+own since its first item started (the first report's time less that item's duration).
+
+An ETA is measured work left over the items running at once (:func:`eta_seconds`): each
+suite's items not yet started at its own measured time per item (the mean duration of its
+finished items: a MINEA document and an FDA field differ a thousandfold), plus what its
+running items have left of that time, over the most items seen running at once; never
+less than the time the longest running item has already run (an item that has run 10
+minutes is not done in 14 s). The run's ETA adds every suite whose total is known; while a
+suite has no finished item its time is unknown and the run's ETA is a lower bound
+("at least ..., minea not yet timed"). Generated tokens are every model call's
+``completion_tokens`` (judge calls included), from the cache or not.
 """
 
 from __future__ import annotations
@@ -21,7 +28,14 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Heartbeat", "Progress", "SuiteProgress", "duration_text", "COLLECTING_S"]
+__all__ = [
+    "Heartbeat",
+    "Progress",
+    "SuiteProgress",
+    "duration_text",
+    "eta_seconds",
+    "COLLECTING_S",
+]
 
 COLLECTING_S = 10.0  # a collection running this long gets its first progress line
 
@@ -37,19 +51,63 @@ def duration_text(seconds: float) -> str:
     return f"{hours} h {minutes} min"
 
 
+def eta_seconds(
+    waiting: int, per_item_s: float, running_s: Collection[float], parallel: int
+) -> float:
+    """Seconds until a suite's items end, from its measured time per item.
+
+    Args:
+        waiting: items not yet started.
+        per_item_s: the suite's mean duration of a finished item, in seconds.
+        running_s: how long each of its running items has run, in seconds.
+        parallel: the most items seen running at once (workers), at least 1.
+
+    Returns:
+        ``(waiting * per_item_s + sum(max(per_item_s - r, 0) for r in running_s)) /
+        parallel``, and never less than ``max(running_s)``: an item already running that
+        long is expected to need at least as long again (its suite's mean says nothing of
+        an item that outlasts it).
+    """
+    work = waiting * per_item_s + sum(max(per_item_s - r, 0.0) for r in running_s)
+    return max(work / max(parallel, 1), max(running_s, default=0.0))
+
+
 @dataclass
 class SuiteProgress:
-    """One suite's items so far (ids counted once), failures, generated tokens, and when
-    its first item started (``time.monotonic`` seconds)."""
+    """One suite's items so far (ids counted once), failures, generated tokens, the
+    summed duration of its finished items (``busy_s``), and when its first item started
+    (``time.monotonic`` seconds)."""
 
     started: float
     done: set[str] = field(default_factory=set)
     failed: int = 0
     generated_tokens: int = 0
+    busy_s: float = 0.0
     finished: bool = False
 
-    def line(self, name: str, total: int | None, now: float) -> str:
-        """The progress line of this suite at ``now``."""
+    @property
+    def per_item_s(self) -> float | None:
+        """The mean duration of its finished items (None before the first)."""
+        return self.busy_s / len(self.done) if self.done else None
+
+    def eta(self, total: int | None, running_s: Collection[float], parallel: int) -> float | None:
+        """Seconds until its last item ends (:func:`eta_seconds`); None while its total or
+        its time per item is unknown."""
+        if not total or self.per_item_s is None:
+            return None
+        waiting = max(total - len(self.done) - len(running_s), 0)
+        return eta_seconds(waiting, self.per_item_s, running_s, parallel)
+
+    def line(
+        self,
+        name: str,
+        total: int | None,
+        now: float,
+        running_s: Collection[float] = (),
+        parallel: int = 1,
+    ) -> str:
+        """The progress line of this suite at ``now``; ``running_s``: how long each of its
+        running items has run; ``parallel``: the most items seen running at once."""
         elapsed = max(now - self.started, 1e-9)
         done = len(self.done)
         rate, tokens = done / elapsed, self.generated_tokens / elapsed
@@ -59,12 +117,12 @@ class SuiteProgress:
                 f"{name} done: {done:,} items in {duration_text(elapsed)}{failed}, "
                 f"{rate:.2f} items/s, {tokens:.1f} generated tokens/s"
             )
+        seconds = self.eta(total, running_s, parallel)
+        eta = "unknown" if seconds is None else duration_text(seconds)
         if total:
-            left = max(total - done, 0)
-            eta = duration_text(left / rate) if rate > 0 else "unknown"
             head = f"{name} {done:,}/{total:,} items ({100 * done / total:.0f}%)"
         else:
-            eta, head = "unknown", f"{name} {done:,} items"
+            head = f"{name} {done:,} items"
         return f"{head}{failed}, {rate:.2f} items/s, {tokens:.1f} generated tokens/s, ETA {eta}"
 
 
@@ -89,6 +147,7 @@ class Progress:
         self.totals: Mapping[str, int | None] = {}
         self.last = clock()
         self.first_start: float | None = None
+        self.parallel = 1  # the most items seen running at once
         self.collecting: float | None = None  # when collection began; None once it ended
         self._collect_said: float | None = None
         self.lock = threading.RLock()  # item() in the main thread, tick() in a timer's
@@ -107,6 +166,7 @@ class Progress:
         with self.lock:
             now = self.clock()
             self.running.setdefault(nodeid, now)
+            self.parallel = max(self.parallel, len(self.running))
             if self.first_start is None:
                 self.first_start = now
 
@@ -154,6 +214,7 @@ class Progress:
         if entry["id"] in state.done:
             return
         state.done.add(entry["id"])
+        state.busy_s += max(duration_s, 0.0)
         state.failed += entry.get("outcome") == "failed"
         calls = entry.get("calls") or []
         state.generated_tokens += (
@@ -166,7 +227,7 @@ class Progress:
             state.finished = True
             self._say(state.line(suite, total, now))
         elif first:
-            self._say(state.line(suite, total, now))
+            self._say(state.line(suite, total, now, self._running_s(suite, now), self.parallel))
         if now - self.last >= self.every_s:
             self._lines(now)
 
@@ -200,11 +261,21 @@ class Progress:
             self._collect_said = now
             self._say(f"collecting the selected suites' items: {duration_text(waited)} so far")
 
+    def _running_s(self, suite: str, now: float) -> list[float]:
+        """How long each running item of ``suite`` has run (its node id's parameter
+        starts with ``SUITE/``)."""
+        return [
+            now - since
+            for nodeid, since in self.running.items()
+            if nodeid.partition("[")[2].partition("/")[0] == suite
+        ]
+
     def _lines(self, now: float) -> None:
         self.last = now
         for name, other in self.suites.items():
             if not other.finished:
-                self._say(other.line(name, self.totals.get(name), now))
+                running = self._running_s(name, now)
+                self._say(other.line(name, self.totals.get(name), now, running, self.parallel))
         overall = self.overall(now)
         if overall:
             self._say(overall)
@@ -218,14 +289,10 @@ class Progress:
         known = {n: t for n, t in self.totals.items() if t}
         total = sum(known.values())
         elapsed = max(now - self.first_start, 1e-9)
-        rate = done / elapsed
         parts = [f"run: {done:,} items in {duration_text(elapsed)}"]
         if total:
-            left = sum(max(t - len(self.suites[n].done) if n in self.suites else t, 0)
-                       for n, t in known.items())  # fmt: skip
-            eta = duration_text(left / rate) if rate > 0 else "unknown"
             parts = [f"run: {done:,}/{total:,} items of {len(known)} suite(s)",
-                     f"{duration_text(elapsed)} so far", f"ETA {eta}"]  # fmt: skip
+                     f"{duration_text(elapsed)} so far", f"ETA {self._run_eta(known, now)}"]  # fmt: skip
         if self.running:
             nodeid, since = min(self.running.items(), key=lambda kv: kv[1])
             if "]@" in nodeid:  # xdist's loadgroup suffix: test[ID]@GROUP
@@ -235,6 +302,31 @@ class Progress:
                 f"{len(self.running)} running, longest {name} for {duration_text(now - since)}"
             )
         return ", ".join(parts)
+
+    def _run_eta(self, known: Mapping[str, int], now: float) -> str:
+        """The run's ETA: the suites' measured work left over the items running at once
+        (:func:`eta_seconds`, summed), never less than the longest running item has run;
+        "at least" while a suite with items left has no finished item to time."""
+        work, untimed = 0.0, []
+        for name, total in known.items():
+            state = self.suites.get(name)
+            running = self._running_s(name, now)
+            left = total - (len(state.done) if state else 0)
+            if left <= 0:
+                continue
+            if state is None or state.per_item_s is None:
+                untimed.append(name)
+                continue
+            per_item = state.per_item_s
+            work += max(left - len(running), 0) * per_item
+            work += sum(max(per_item - r, 0.0) for r in running)
+        longest = max((now - since for since in self.running.values()), default=0.0)
+        seconds = max(work / self.parallel, longest)
+        if not untimed:
+            return duration_text(seconds)
+        if seconds <= 0:
+            return f"unknown ({', '.join(untimed)} not yet timed)"
+        return f"at least {duration_text(seconds)} ({', '.join(untimed)} not yet timed)"
 
 
 class Heartbeat:

@@ -47,8 +47,10 @@ __all__ = [
     "parse_suite_options",
     "typed_suite_options",
     "project_defaults",
+    "project_suites",
     "unknown_gates",
     "unknown_limits",
+    "unknown_listed_suites",
     "project_pyprojects",
 ]
 
@@ -68,6 +70,9 @@ class Settings:
         stop_when_decided: ``[tool.extractbench] stop_when_decided = true``.
         options_from: ``suite.key`` -> where a suite option was given, for its messages
             (``pyproject.toml [tool.extractbench.options.kv]``; absent: ``--suite-option``).
+        suites: ``[tool.extractbench] suites``: the suites a command over the whole suites
+            package runs; None: all of them.
+        suites_from: the file that lists ``suites`` (for messages).
     """
 
     gates: list[Gate] = field(default_factory=list)
@@ -77,6 +82,8 @@ class Settings:
     warnings: list[str] = field(default_factory=list)
     stop_when_decided: bool = False
     options_from: dict[str, str] = field(default_factory=dict)
+    suites: tuple[str, ...] | None = None
+    suites_from: str = ""
 
     @property
     def configured(self) -> frozenset[str]:
@@ -116,6 +123,18 @@ def project_defaults(place: Path) -> tuple[dict[str, int], dict[str, dict[str, A
         return {}, {}
     table = read_project_table(found[0])
     return dict(table.limits), {s: dict(v) for s, v in table.options.items()}
+
+
+def project_suites(place: Path) -> tuple[str, ...] | None:
+    """``[tool.extractbench] suites`` of the nearest ``pyproject.toml`` at or above
+    ``place`` (None: it lists none, so every suite runs).
+
+    Raises:
+        SettingsError: unreadable TOML, or an invalid ``[tool.extractbench]``.
+    """
+    found = project_pyprojects([place])
+    listed = read_project_table(found[0]).suites if found else None
+    return tuple(listed) if listed is not None else None
 
 
 def project_pyprojects(places: Iterable[Path]) -> list[Path]:
@@ -217,8 +236,10 @@ def read_settings(
                 f"run does not apply: pytest loaded {source}; run with -c {project} or "
                 f"--gates-file {project}"
             )
+    listed = tuple(table.suites) if table.suites is not None else None
     return Settings(
-        gates, limits, options, gates_from, warnings, table.stop_when_decided, options_from
+        gates, limits, options, gates_from, warnings, table.stop_when_decided, options_from,
+        listed, source,
     )
 
 
@@ -289,6 +310,23 @@ def _outside_project(
                 f"folder with {suite}.root"
             )
     return problems
+
+
+def unknown_listed_suites(settings: Settings, registry: Registry) -> list[str]:
+    """``[tool.extractbench] suites`` must name registered suites (a typo would otherwise
+    run nothing of the team's): one line per one that does not."""
+    known = ", ".join(registry.names)
+    return [
+        f"{settings.suites_from} [tool.extractbench] suites: unknown suite {suite!r}"
+        + (
+            f" (did you mean {close[0]!r}?)"
+            if (close := difflib.get_close_matches(suite, registry.names, n=1))
+            else ""
+        )
+        + f"; known suites: {known}"
+        for suite in settings.suites or ()
+        if registry.get(suite) is None
+    ]
 
 
 def typed_suite_options(

@@ -35,6 +35,9 @@ class ProjectTable(BaseModel):
         options: suite -> its options' table (each parsed by the suite's typed options).
         stop_when_decided: end each gated suite once its gates are decided
             (``--stop-when-decided``'s default).
+        suites: the suites a command over the whole suites package runs (``pytest
+            --pyargs extractbench.suites``); None: every suite (those run on request
+            when configured). A command that names a suite's package runs it anyway.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
@@ -43,6 +46,7 @@ class ProjectTable(BaseModel):
     limits: dict[str, PositiveInt] = Field(default_factory=dict)
     options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     stop_when_decided: bool = False
+    suites: list[str] | None = Field(default=None, min_length=1)
 
 
 # what each key holds, and each of its entries, for the one-line message
@@ -57,6 +61,7 @@ _EXPECTED = {
         "a table of the suite's options",
     ),
     "stop_when_decided": ("true or false", ""),
+    "suites": ('a non-empty list of suite names, e.g. ["kv"]', 'a suite name such as "kv"'),
 }
 
 
@@ -74,7 +79,10 @@ def _problem(error: Mapping[str, Any], table: Mapping[str, Any]) -> str:
         return f"{key} = {table.get(key)!r}: must be {whole}"
     value: Any = table
     for part in loc[:2]:
-        value = value.get(part) if isinstance(value, Mapping) else None
+        if isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]  # an entry of a list (suites)
+        else:
+            value = value.get(part) if isinstance(value, Mapping) else None
     return f"{key}.{loc[1]} = {value!r}: must be {entry}"
 
 

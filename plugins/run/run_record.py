@@ -58,6 +58,11 @@ def _settings(config: pytest.Config, cfg: RunConfig, setup: ModelSetup) -> dict[
         "gates": [g.expression for g in cfg.settings.gates],
         "gates_from": list(cfg.settings.gates_from),
         "junit_family": str(config.getini("junit_family")),
+        **(
+            {"junit_pass_mark": config.getoption("junit_pass_mark")}
+            if config.getoption("junit_pass_mark") is not None
+            else {}
+        ),
         "suite_options": {name: options[name] for name in sorted(options)},
         "python": platform.python_version(),
         "pytest": pytest.__version__,

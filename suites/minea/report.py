@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from extractbench.suites.figures import fit_title, pyplot
+from extractbench.suites.figures import cell_text_colour, fit_title, pyplot
 from extractbench.suites.minea.matching import CRITERIA
 from extractbench.suites.minea.quality import QUALITY_METRICS
 from extractbench.suites.minea.scoring import MAX_CONTROL_FP, criteria_table, minea_scores
@@ -164,7 +164,9 @@ def summary_lines(record: Mapping[str, Any], suite: str) -> list[str]:
 
 def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: str) -> list[Path]:
     """``<stem>-minea-tables.json`` (every table) and ``<stem>-minea-criteria.png`` (the
-    type x criterion table as a heatmap, MINEA column last)."""
+    type x criterion table as a heatmap, MINEA column last; a criterion no item decided,
+    such as ``llm`` without a judge, is named in the title instead of a blank column;
+    each cell's text black or white by the cell's luminance)."""
     t = tables(record, suite)
     if not t["criteria"]:
         return []
@@ -173,10 +175,14 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
     data.write_text(json.dumps(t, indent=1), encoding="utf-8")
     plt = pyplot()
     types = list(t["criteria"])
-    columns = [*CRITERIA, "MINEA"]
+    # a criterion no item decided (``llm`` when no judge ran) is left out and named in
+    # the title, not shown as a blank column
+    judged = [c for c in CRITERIA if any(t["criteria"][x][c]["share"] is not None for x in types)]
+    unjudged = [c for c in CRITERIA if c not in judged]
+    columns = [*judged, "MINEA"]
     grid = np.full((len(types), len(columns)), np.nan)
     for i, type_name in enumerate(types):
-        for j, criterion in enumerate(CRITERIA):
+        for j, criterion in enumerate(judged):
             share = t["criteria"][type_name][criterion]["share"]
             grid[i, j] = np.nan if share is None else share
         best = t["minea"]["per_type"].get(type_name)
@@ -188,7 +194,9 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
     for i in range(len(types)):
         for j in range(len(columns)):
             if not np.isnan(grid[i, j]):
-                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8)
+                colour = cell_text_colour(image.cmap(image.norm(grid[i, j])))
+                ax.text(j, i, f"{grid[i, j]:.2f}", ha="center", va="center", fontsize=8,
+                        color=colour)  # fmt: skip
     overall, label_free = t["minea"]["overall"], t["minea"]["overall_no_llm"]
     ax.set_title(
         fit_title(
@@ -196,7 +204,8 @@ def write_artifacts(record: Mapping[str, Any], suite: str, folder: Path, stem: s
             f"{record.get('model', {}).get('name', '')}{' (SELF-JUDGED)' if t['self_judged'] else ''}, "
             f"{t['minea']['needles']} needles: overall "
             f"MINEA {'-' if overall is None else f'{overall:.3f}'}, without llm "
-            f"{'-' if label_free is None else f'{label_free:.3f}'}",
+            f"{'-' if label_free is None else f'{label_free:.3f}'}"
+            + (f"\nnot decided in this run: {', '.join(unjudged)}" if unjudged else ""),
             7.0,
             10,
         ),

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from extractbench.suites.figures import fit_title, pyplot
+from extractbench.suites.figures import cell_text_colour, fit_title, pyplot
 from extractbench.suites.tableqa import article
 from extractbench.suites.tableqa.metrics import MATCH_METRICS
 from extractbench.suites.tableqa.subsets import LOOKUP_SUBSETS
@@ -181,8 +181,9 @@ def _plot(
         for a, i in enumerate(rows):
             for b, j in enumerate(cols):
                 if n[i, j]:
+                    colour = cell_text_colour(image.cmap(image.norm(acc[i, j])))
                     ax.text(b, a, f"{100 * acc[i, j]:.0f}\n{int(n[i, j])}", ha="center",
-                            va="center", fontsize=7)  # fmt: skip
+                            va="center", fontsize=7, color=colour)  # fmt: skip
     fig.colorbar(image, ax=ax, label="accuracy (exact match)")
     fig.tight_layout()
     fig.savefig(path)
