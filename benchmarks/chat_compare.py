@@ -43,7 +43,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from extractbench.fixtures.data import require_data_dir  # noqa: E402
-
 from tests.chat_gguf import templated_gguf  # noqa: E402
 
 MODES = ("off", "on")

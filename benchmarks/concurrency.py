@@ -26,7 +26,6 @@ from extractbench.fixtures.data import require_data_dir  # noqa: E402
 from extractbench.fixtures.models import ModelSpec, caching_backend  # noqa: E402
 from extractbench.fixtures.models.openai.kind import OpenAIOptions  # noqa: E402
 from extractbench.suites.fda.items import load_items  # noqa: E402
-
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer  # noqa: E402
 
 

@@ -34,6 +34,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from model_rates import rates_at  # noqa: E402  (benchmarks/model_rates.py)
+
 from extractbench.fixtures.data import require_data_dir  # noqa: E402
 from extractbench.fixtures.models.llama_cpp.serve import MODEL_ALIAS, start_server  # noqa: E402
 from extractbench.fixtures.models.openai.backend import LLAMA_CPP_GREEDY  # noqa: E402
@@ -41,7 +43,6 @@ from extractbench.plugins.run.selection import rank, stratified_limit  # noqa: E
 from extractbench.suites.fda.items import load_items  # noqa: E402
 from extractbench.suites.fda.metrics import containment  # noqa: E402
 from extractbench.suites.model_files import default_model_path  # noqa: E402
-from model_rates import rates_at  # noqa: E402  (benchmarks/model_rates.py)
 
 
 def select(items: list, n: int, how: str) -> tuple[list, list[str]]:

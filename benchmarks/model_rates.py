@@ -22,8 +22,9 @@ def rates_at(n_threads: int, tokens: list[int]) -> tuple[float, float]:
     auto``). Used by ``suite_bounds.py`` and ``lm_eval_compare.py``."""
     import contextlib
 
-    from extractbench.fixtures.models.llama_cpp.repack import decide_here, no_extra_buffers
     from llama_cpp import Llama
+
+    from extractbench.fixtures.models.llama_cpp.repack import decide_here, no_extra_buffers
 
     loading = contextlib.nullcontext() if decide_here("auto").repack else no_extra_buffers()
     with loading:  # as the harness loads it (AMX CPUs: no repacking)
@@ -58,8 +59,9 @@ def curve_at(
     ``decode_tok_s`` (this process alone)."""
     import contextlib
 
-    from extractbench.fixtures.models.llama_cpp.repack import decide_here, no_extra_buffers
     from llama_cpp import Llama
+
+    from extractbench.fixtures.models.llama_cpp.repack import decide_here, no_extra_buffers
 
     loading = contextlib.nullcontext() if decide_here("auto").repack else no_extra_buffers()
     start = time.perf_counter()

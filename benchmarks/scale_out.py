@@ -30,13 +30,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.lm_eval_compare import ours, select  # noqa: E402
 from extractbench.fixtures.data import require_data_dir  # noqa: E402
 from extractbench.fixtures.models.llama_cpp.serve import MODEL_ALIAS, start_server  # noqa: E402
 from extractbench.fixtures.models.llama_cpp.server_build import find_llama_server  # noqa: E402
 from extractbench.suites.fda.items import load_items  # noqa: E402
 from extractbench.suites.model_files import default_model_path  # noqa: E402
-
-from benchmarks.lm_eval_compare import ours, select  # noqa: E402
 
 REUSED_ENOUGH = 0.9  # the target: share of the prompt reused after a chunk's first item
 

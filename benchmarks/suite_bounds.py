@@ -48,6 +48,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from model_rates import curve_at  # noqa: E402  (benchmarks/model_rates.py)
+from prefill_bound import Curve, best_curve, bound_seconds, curve_lengths, speed_ratio  # noqa: E402
+
 from extractbench.fixtures.data import require_data_dir  # noqa: E402
 from extractbench.fixtures.models import ModelSpec, load_backend  # noqa: E402
 from extractbench.fixtures.models.wrappers import ReplayBackend  # noqa: E402
@@ -56,8 +59,6 @@ from extractbench.suites.model import ModelError, ModelInfo  # noqa: E402
 from extractbench.suites.model_files import default_model_path  # noqa: E402
 from extractbench.suites.protocol import Models  # noqa: E402
 from extractbench.suites.registry import Registry  # noqa: E402
-from model_rates import curve_at  # noqa: E402  (benchmarks/model_rates.py)
-from prefill_bound import Curve, best_curve, bound_seconds, curve_lengths, speed_ratio  # noqa: E402
 
 # suite -> (the pytest selection that runs it alone, the default --limit)
 SUITES: dict[str, tuple[str, int]] = {

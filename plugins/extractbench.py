@@ -25,6 +25,7 @@ from collections.abc import Generator
 from pathlib import Path
 
 import pytest
+
 from extractbench.fixtures.models.registry import backend_names, installed_backends
 from extractbench.fixtures.models.replay import ReplayData
 from extractbench.fixtures.models.wrappers import MODEL_LOADS, recording_calls

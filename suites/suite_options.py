@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path, PurePath
 from typing import Any, ClassVar, Literal, TypeVar
 
-from extractbench.suites.item import DataError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+
+from extractbench.suites.item import DataError
 
 __all__ = [
     "OptionError",

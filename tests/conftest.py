@@ -192,11 +192,10 @@ def read_json(path: Path) -> dict:
 def decide_facts(*gates: str, **facts: object):  # noqa: ANN201 - a plugins.verdict.Verdict
     """``plugins.verdict.decide`` on a record made of ``facts`` (every other field its
     default), gated on the ``gates`` expressions, with the record's own selection."""
+    from extractbench import plugins
     from extractbench.plugins.record import SCHEMA_VERSION, parse_record
     from extractbench.plugins.verdict.decision import GateSet
     from extractbench.plugins.verdict.gates import parse_gate
-
-    from extractbench import plugins
 
     record = parse_record(
         {"schema_version": SCHEMA_VERSION, "run_id": "t", "selection": {}, **facts}
@@ -208,11 +207,11 @@ def decide_facts(*gates: str, **facts: object):  # noqa: ANN201 - a plugins.verd
 def check_record(data: dict) -> None:
     """Assert a run record's schema and that ``report``'s decision agrees with it."""
     import jsonschema
+
+    from extractbench import plugins
     from extractbench.plugins.cli.merge import record_gates
     from extractbench.plugins.record import parse_record, record_schema
     from extractbench.plugins.verdict.decision import GateSet
-
-    from extractbench import plugins
 
     jsonschema.validate(data, record_schema())
     record = parse_record(data)

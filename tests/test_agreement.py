@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from extractbench.plugins.verdict.agreement import mcnemar_exact, paired_agreement
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from extractbench.suites.answers import (
     RULES,
     finish_completion_answer,
     first_content_stop,
     parse_answer,
 )
-
 from tests.test_plugin import MODES, run
 
 

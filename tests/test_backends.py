@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 import pytest
+
 from extractbench.fixtures.models.openai.endpoints import rank
 from extractbench.fixtures.models.openai.kind import OpenAIOptions
 from extractbench.suites.model_files import ModelFileError, default_model_path
-
 from tests.conftest import interruptible, read_json, require_installed
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer, chat_unless_given
 from tests.test_plugin import MODES, run

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from extractbench.plugins.cli.main import main as cli_main
 from extractbench.plugins.record import SCHEMA_VERSION
 from extractbench.plugins.verdict.baseline import compare_records

@@ -16,6 +16,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+
 from extractbench.plugins.cli import bundle_install
 from extractbench.plugins.cli.bundle_install import PartsReader, cuda_architectures, verify_parts
 from extractbench.plugins.cli.bundle_make import BundleSpec, PartWriter, make_bundle, parse_size

@@ -8,6 +8,7 @@ import sqlite3
 import sys
 
 import pytest
+
 from extractbench.fixtures.models.cache import GenerationCache, generation_key
 from extractbench.fixtures.models.fake.backend import ScriptedBackend
 from extractbench.fixtures.models.wrappers import (
@@ -17,7 +18,6 @@ from extractbench.fixtures.models.wrappers import (
     recording_calls,
 )
 from extractbench.suites.model import Generation
-
 from tests.conftest import PROJECT_ADDOPTS, Output, interruptible, read_json
 from tests.test_plugin import MODES, run
 

@@ -10,6 +10,7 @@ import threading
 import time
 
 import pytest
+
 from extractbench.fixtures.models import core_share
 from extractbench.fixtures.models.cache import GenerationCache
 from extractbench.fixtures.models.call_log import recording_calls

@@ -9,6 +9,7 @@ import json
 from dataclasses import replace
 
 import pytest
+
 from extractbench.fixtures.models import ModelSpec, resolve_model_spec
 from extractbench.fixtures.models.cache import GenerationCache, generation_key
 from extractbench.fixtures.models.chat import ChatSetup, chat_facts, parse_system_prompt
@@ -20,7 +21,6 @@ from extractbench.suites.item import Item
 from extractbench.suites.model import Generation, ModelError, ModelInfo, chat_messages, user_message
 from extractbench.suites.model_files import ModelFileError
 from extractbench.suites.protocol import generate
-
 from tests.chat_gguf import templated_gguf
 
 SYSTEM = "You are an expert. Answer using ONLY the table."

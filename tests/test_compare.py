@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from extractbench.plugins.cli.compare import compare_runs
 from extractbench.plugins.cli.main import main as cli_main
 from extractbench.plugins.record import load_record
 from extractbench.plugins.verdict.baseline import compare_records
-
 from tests.conftest import toy_rows
 
 

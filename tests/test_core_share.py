@@ -9,11 +9,11 @@ import subprocess
 import sys
 
 import pytest
+
 from extractbench.fixtures.models import core_share
 from extractbench.fixtures.models.llama_cpp.backend import LlamaCppBackend
 from extractbench.fixtures.models.routing import routing
 from extractbench.suites.model_files import default_model_path
-
 from tests.conftest import ALL_CORES, read_json
 
 

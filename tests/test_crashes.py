@@ -9,11 +9,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
 from extractbench.fixtures.models.llama_cpp.repack import build_features, cpu_flags, decide
 from extractbench.fixtures.models.llama_cpp.serve import server_command
 from extractbench.plugins.run.crashes import crash_message, describe_fault
 from extractbench.plugins.verdict.exit_codes import CRASHED
-
 from tests.conftest import decide_facts, read_json
 
 AMX_CPU = frozenset({"avx2", "avx512f", "amx_tile", "amx_int8", "amx_bf16"})

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from extractbench.fixtures.models.hf import cuda_clash
 from extractbench.fixtures.models.hf.cuda_clash import Loaded, decide
 

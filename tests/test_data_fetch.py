@@ -15,11 +15,11 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
 from extractbench.suites.datasets import derive
 from extractbench.suites.datasets.fetch import FetchError, fetch
 from extractbench.suites.datasets.manifest import load_manifest
 from extractbench.suites.files import sha256_of
-
 from tests.conftest import copy_checkout, read_json
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from extractbench.suites.item import DataError
 from extractbench.suites.jsonl import iter_jsonl
 

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from extractbench.plugins.cli.main import main
 from extractbench.suites.datasets.manifest import load_manifest
 

@@ -13,9 +13,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from extractbench.suites.registry import Registry
 
 from extractbench import suites as suites_package
+from extractbench.suites.registry import Registry
 from tests.conftest import PROJECT_ADDOPTS, TOY_SUITE, read_json, toy_rows
 from tests.test_plugin import MODES
 

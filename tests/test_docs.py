@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from extractbench.plugins.verdict.exit_codes import EXIT_CODES
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+
 from extractbench.plugins.cli.main import main as cli_main
 from extractbench.plugins.outputs.formats import ExportError, given_paths
 from extractbench.plugins.outputs.step_summary import STEP_SUMMARY_LIMIT, step_summary_markdown
 from extractbench.plugins.record import parse_record
-
 from tests.conftest import read_json
 from tests.test_plugin import FAILING_SUITE, MODES
 from tests.third_party_schemas import schemas_or_skip

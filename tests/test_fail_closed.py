@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
+
 from extractbench.fixtures.models.fake.backend import FakeBackend
 from extractbench.fixtures.models.wrappers import CachingBackend
 from extractbench.plugins.cli.main import main as cli_main
 from extractbench.suites.model import ModelLoadError
-
 from tests.conftest import Output, decide_facts, interruptible, read_json
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer, chat_unless_given
 from tests.test_plugin import FAILING_SUITE, MODES, run

@@ -10,12 +10,12 @@ import sys
 import time
 
 import pytest
+
 from extractbench.fixtures.models.cache import GenerationCache
 from extractbench.fixtures.models.fake.backend import ScriptedBackend
 from extractbench.fixtures.models.openai.server_identity import identify_server, server_root
 from extractbench.fixtures.models.wrappers import CachingBackend
 from extractbench.suites.model import ModelError, ModelInfo
-
 from tests.conftest import Output, interruptible, read_json
 from tests.fake_openai import MODEL_ID, FakeOpenAIServer, chat_unless_given
 from tests.test_fail_closed import _alive, _children

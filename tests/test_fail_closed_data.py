@@ -17,12 +17,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+
 from extractbench.suites.datasets import verify
 from extractbench.suites.datasets.fetch import STAGING, fetch
 from extractbench.suites.datasets.manifest import Manifest, load_manifest
 from extractbench.suites.datasets.verify import DataChanged, DigestMemo, verify_suite_data
 from extractbench.suites.item import DataMissing
-
 from tests import test_data_fetch
 from tests.test_data_fetch import MANIFEST, SHARED, _run, needs_data
 

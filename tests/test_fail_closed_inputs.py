@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from extractbench.suites.links import docs_url
 
+from extractbench.suites.links import docs_url
 from tests.conftest import copy_checkout, read_json
 from tests.test_plugin import MODES, run
 

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from extractbench.suites.files import NotARegularFile, atomic_write, write_output
 from extractbench.suites.locks import OutputBusy, OutputLocks, PathLock, lock_file
-
 from tests.conftest import Output, interruptible, read_json
 from tests.test_plugin import MODES, run
 

@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 import pytest
+
 from extractbench.plugins.cli.main import main as cli_main
 from extractbench.suites.locks import lock_file
-
 from tests.conftest import PROJECT_ADDOPTS, TOY_CONFTEST
 from tests.test_fail_closed_gates import GATED
 from tests.test_plugin import MODES, run

@@ -15,8 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from extractbench.fixtures.models.fake.backend import FakeBackend
 
+from extractbench.fixtures.models.fake.backend import FakeBackend
 from tests.conftest import read_json, require_installed
 from tests.fake_openai import MODEL_ID, chat_unless_given
 from tests.test_plugin import MODES
@@ -221,6 +221,7 @@ def test_a_trickling_server_is_cut_at_the_request_timeout(toy, mode, fault):
 def test_the_deadline_bounds_a_request_not_each_read():
     """The client alone: a trickled body fails within the deadline plus one read's wait."""
     import openai
+
     from extractbench.fixtures.models.openai.http_client import openai_client
 
     with EvilServer("trickle-body") as server:

@@ -10,6 +10,7 @@ from itertools import combinations
 from pathlib import Path
 
 import pytest
+
 from extractbench.fixtures.models.fake.backend import ScriptedBackend
 from extractbench.suites.item import DataError, Item
 from extractbench.suites.minea.collisions import check_infusion, select_needles, shared_keywords

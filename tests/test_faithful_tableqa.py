@@ -4,6 +4,7 @@ run with each average's definition."""
 from __future__ import annotations
 
 import pytest
+
 from extractbench.suites.tableqa import article
 from extractbench.suites.tableqa.report import article_comparison, results_table, summary_lines
 

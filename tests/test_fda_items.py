@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from extractbench.suites.fda.chunking import ChunkingError, chunk_spans
 from extractbench.suites.fda.items import build_items, read_labels
 from extractbench.suites.fda.metrics import containment

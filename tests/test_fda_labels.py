@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from extractbench.suites.fda.labels import apply_rule, changes_table, clean_label, residue
 
 ROOT = Path(__file__).resolve().parents[1]

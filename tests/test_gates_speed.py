@@ -9,10 +9,10 @@ import subprocess
 import sys
 
 import pytest
+
 from extractbench.fixtures.models.fake.backend import DECODE_TOKENS_PER_S, PREFILL_TOKENS_PER_S
 from extractbench.plugins.verdict.gates import MEAN_N_FLOOR, GateError, parse_gate
 from extractbench.plugins.verdict.speed import change_text, speed_changes, speed_stats
-
 from tests.test_plugin import MODES, run
 
 

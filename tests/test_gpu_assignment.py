@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from extractbench.fixtures.models.gpus import (
     Gpu,
     assign_gpu,

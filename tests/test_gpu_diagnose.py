@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from extractbench.fixtures.models.llama_cpp.gpu import supports_gpu_offload
 
 ROOT = Path(__file__).resolve().parents[1]

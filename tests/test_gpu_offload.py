@@ -5,6 +5,7 @@ description, and the CPU build's own behaviour."""
 from __future__ import annotations
 
 import pytest
+
 from extractbench.fixtures.models.backend_options import options_tag, parse_backend_options
 from extractbench.fixtures.models.gpus import Gpu
 from extractbench.fixtures.models.llama_cpp.gpu import (

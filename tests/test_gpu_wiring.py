@@ -10,8 +10,8 @@ import json
 import os
 
 import pytest
-from extractbench.fixtures.models.llama_cpp.gpu import supports_gpu_offload
 
+from extractbench.fixtures.models.llama_cpp.gpu import supports_gpu_offload
 from tests.conftest import TOY_CONFTEST, read_json, require_installed, toy_rows
 
 # what a CPU build of llama-cpp-python does (CI's build); a CUDA build offloads instead

@@ -4,6 +4,7 @@ out-of-memory error, per-row stopping, the prefix split point."""
 from __future__ import annotations
 
 import pytest
+
 from extractbench.fixtures.models.backend_options import options_tag, parse_backend_options
 from extractbench.fixtures.models.hf.batch import (
     BatchOutOfMemory,

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from extractbench.suites.model import Request
 
+from extractbench.suites.model import Request
 from tests.conftest import require_installed
 
 CHUNK = (
@@ -81,8 +81,9 @@ def test_prefix_reuse_gives_the_whole_prompt_answers(hf, alone):
 
 
 def test_auto_halves_on_an_injected_out_of_memory_error(hf, alone, monkeypatch):
-    import extractbench.fixtures.models.hf.backend as hf_module
     import torch
+
+    import extractbench.fixtures.models.hf.backend as hf_module
 
     real = hf_module.generate_rows
     tried: list[int] = []

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 import pytest
+
 from extractbench.fixtures.models.cache import GenerationCache
 from extractbench.fixtures.models.fake.backend import FakeBackend
 from extractbench.fixtures.models.prefetch import prefetch_group, requests_of

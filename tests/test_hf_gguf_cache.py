@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from extractbench.fixtures.models.hf import gguf_cache as hf_gguf_cache
 from extractbench.fixtures.models.hf.gguf_cache import converted_folder, is_complete, save_converted
 
@@ -83,7 +84,6 @@ def test_an_unwritable_cache_is_reported_not_raised(tmp_path, monkeypatch):
 def test_a_damaged_kept_conversion_is_one_error_naming_the_folder(tmp_path, monkeypatch):
     from extractbench.fixtures.models.hf.backend import HFBackend, _versions
     from extractbench.suites.model import ModelError
-
     from tests.conftest import require_installed
 
     require_installed("torch", "transformers")

@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 
 import pytest
+
 from extractbench.suites.item import DataError
 from extractbench.suites.strucbench import render
 from extractbench.suites.strucbench.hscore import CORRECTIONS, hscore

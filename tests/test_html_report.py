@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from extractbench.plugins.outputs.metric_facts import metric_facts, scale_of
 from extractbench.plugins.outputs.terminal import summary_lines
 from extractbench.plugins.outputs.write import Targets, write_outputs
@@ -19,7 +20,6 @@ from extractbench.plugins.verdict.gates import parse_gate
 from extractbench.suites.protocol import Suite
 from extractbench.suites.registry import Registry
 from extractbench.suites.suite_options import NoOptions
-
 from tests.conftest import read_json
 
 MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
@@ -194,9 +194,8 @@ def test_scales_come_from_the_suites_declared_ranges(written):
 
 
 def test_a_page_rendered_again_from_the_record_shows_the_same(written, monkeypatch):
-    from extractbench.plugins.record import load_record
-
     from extractbench import plugins
+    from extractbench.plugins.record import load_record
 
     result, out = written
     record = load_record(out / "x.json")

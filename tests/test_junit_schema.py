@@ -9,8 +9,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from extractbench.plugins.cli.main import main as cli_main
 
+from extractbench.plugins.cli.main import main as cli_main
 from tests.test_plugin import MODES, run
 
 xmlschema = pytest.importorskip("xmlschema")

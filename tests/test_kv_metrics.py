@@ -7,6 +7,7 @@ import dataclasses
 import json
 
 import pytest
+
 from extractbench.fixtures.models.fake.backend import ScriptedBackend
 from extractbench.suites.kv.metrics import (
     MetricSettings,

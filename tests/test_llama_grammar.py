@@ -6,6 +6,7 @@ where none of them is."""
 from __future__ import annotations
 
 import pytest
+
 from extractbench.fixtures.models.llama_cpp.backend import LlamaCppBackend
 from extractbench.suites.minea.extraction import ENTITY_GRAMMAR, FIRST_CUE, PROMPT
 from extractbench.suites.model_files import default_model_path

@@ -13,10 +13,10 @@ import os
 from pathlib import Path
 
 import pytest
+
 from extractbench.fixtures.models.llama_cpp.serve import MODEL_ALIAS, LocalServer, start_server
 from extractbench.fixtures.models.openai.endpoints import rank
 from extractbench.suites.model_files import default_model_path
-
 from tests.conftest import read_json, toy_rows
 from tests.test_plugin import MODES
 

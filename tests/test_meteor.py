@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from extractbench.suites import meteor as meteor_module
 from extractbench.suites.meteor import WORDNET_FILES, meteor, tokens, wordnet_reader, wordnet_status
 

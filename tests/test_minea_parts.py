@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from extractbench.fixtures.models.fake.backend import ScriptedBackend
 from extractbench.suites.item import DataError
 from extractbench.suites.minea import encoder as encoder_module
@@ -40,7 +41,6 @@ from extractbench.suites.minea.schema import load_schema
 from extractbench.suites.minea.scoring import criteria_table, minea_scores
 from extractbench.suites.minea.suite import SUITE, MineaOptions
 from extractbench.suites.model import ModelError
-
 from tests.conftest import require_installed
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -229,8 +229,9 @@ def test_template_needles_do_not_depend_on_the_day_they_are_made(monkeypatch):
     bounded by fixed dates."""
     import datetime
 
-    from extractbench.suites.minea import needlegen
     from faker import Faker
+
+    from extractbench.suites.minea import needlegen
 
     asked: list[tuple[str, tuple]] = []
 

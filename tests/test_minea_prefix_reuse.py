@@ -9,6 +9,7 @@ import itertools
 from pathlib import Path
 
 import pytest
+
 from extractbench.fixtures.models.routing import ROUTE
 from extractbench.suites.minea.extraction import extract_document
 from extractbench.suites.minea.schema import load_schema

@@ -7,10 +7,10 @@ import importlib.util
 import json
 
 import pytest
+
 from extractbench.suites.minea.needlegen import template_header, template_needles
 from extractbench.suites.minea.needles import write_needles
 from extractbench.suites.minea.schema import load_schema
-
 from tests.conftest import PROJECT_ADDOPTS, read_json
 
 MODES = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 
 import pytest
-from extractbench.plugins.cli.main import main as cli_main
 
 from extractbench import plugins
+from extractbench.plugins.cli.main import main as cli_main
 from tests.conftest import read_json
 from tests.test_plugin import MODES
 

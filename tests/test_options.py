@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
+from pydantic import Field, ValidationError, model_validator
+
 from extractbench.suites.item import DataError
 from extractbench.suites.suite_options import NoOptions, SuiteOptions, parse_options
-from pydantic import Field, ValidationError, model_validator
 
 
 class Opts(SuiteOptions):

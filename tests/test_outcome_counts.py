@@ -8,7 +8,6 @@ import xml.etree.ElementTree as ET
 
 from extractbench.plugins.outputs.junit import junit_xml
 from extractbench.plugins.record import RunRecord, item_counts, outcome_counts, parse_record
-
 from tests.conftest import decide_facts
 
 ITEMS = [

@@ -8,6 +8,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+
 from extractbench.plugins.outputs import write
 from extractbench.plugins.outputs.formats import (
     FORMATS,
@@ -21,7 +22,6 @@ from extractbench.plugins.outputs.paths import path_problems
 from extractbench.plugins.record import SCHEMA_VERSION, parse_record
 from extractbench.plugins.run.controller import locked_outputs
 from extractbench.suites.registry import Registry
-
 from tests.conftest import decide_facts
 
 

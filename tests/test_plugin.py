@@ -8,9 +8,9 @@ import time
 import xml.etree.ElementTree as ET
 
 import pytest
+
 from extractbench.plugins.outputs.plots import distribution_plot
 from extractbench.plugins.record import parse_record
-
 from tests.conftest import PROJECT_ADDOPTS, TOY_CONFTEST, TOY_SUITE, interruptible, read_json
 
 # the toy suite with a model that fails on every item

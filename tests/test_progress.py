@@ -8,8 +8,8 @@ import sys
 import time
 
 import pytest
-from extractbench.plugins.run.progress import Heartbeat, Progress, duration_text
 
+from extractbench.plugins.run.progress import Heartbeat, Progress, duration_text
 from tests.conftest import TOY_SUITE
 from tests.test_plugin import MODES
 

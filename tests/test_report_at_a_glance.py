@@ -10,6 +10,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
+
+from extractbench import plugins
 from extractbench.plugins.outputs.junit import junit_xml
 from extractbench.plugins.outputs.metric_facts import MIN_INTERVAL_N, metric_facts
 from extractbench.plugins.outputs.terminal import summary_lines
@@ -21,8 +23,6 @@ from extractbench.suites.figures import cell_text_colour, pyplot
 from extractbench.suites.protocol import Suite
 from extractbench.suites.registry import Registry
 from extractbench.suites.suite_options import NoOptions
-
-from extractbench import plugins
 
 
 def _suite(name: str, **kwargs: object) -> Suite:

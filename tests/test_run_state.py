@@ -4,9 +4,10 @@ xdist worker sends them (plain values) and back, and the record's section of the
 from __future__ import annotations
 
 import pytest
+from pydantic import ValidationError
+
 from extractbench.plugins.record import LimitInfo, SuiteInfo
 from extractbench.plugins.run.state import SuiteFacts
-from pydantic import ValidationError
 
 
 def test_a_suites_facts_travel_as_plain_values_and_come_back_equal():

@@ -4,6 +4,7 @@ import random
 from collections import Counter
 
 import pytest
+
 from extractbench.plugins.run.selection import stratified_limit
 from extractbench.suites.item import Item
 

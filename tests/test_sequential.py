@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from extractbench.plugins.verdict.sequential import HedgedCS
 from extractbench.plugins.verdict.stats import Z_95
 

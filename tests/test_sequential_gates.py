@@ -5,11 +5,11 @@ early-stopped run (plugins/verdict/decision.py)."""
 from __future__ import annotations
 
 import pytest
+
 from extractbench.plugins.record import RunOrder
 from extractbench.plugins.verdict.gates import parse_gate
 from extractbench.plugins.verdict.sequential import HedgedCS
 from extractbench.plugins.verdict.sequential_gates import SuiteSequence
-
 from tests.conftest import decide_facts
 
 

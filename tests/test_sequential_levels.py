@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from extractbench.plugins.verdict.sequential import HedgedCS
 from extractbench.plugins.verdict.sequential_gates import ALPHA, group_draw, item_bounds
 

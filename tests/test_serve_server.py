@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 import pytest
+
 from extractbench.fixtures.models.llama_cpp.serve import MODEL_ALIAS, start_server
 from extractbench.suites.model_files import default_model_path
-
 from tests.conftest import read_json
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -21,6 +21,7 @@ import threading
 from pathlib import Path
 
 import pytest
+
 from extractbench.fixtures.models.llama_cpp import server_build
 from extractbench.fixtures.models.llama_cpp.repack import decide_here
 from extractbench.fixtures.models.llama_cpp.server_build import find_llama_server, llama_cpp_version

@@ -7,11 +7,11 @@ import copy
 import xml.etree.ElementTree as ET
 
 import pytest
+
 from extractbench.plugins.cli.main import main as cli_main
 from extractbench.plugins.cli.merge import MergeError, merge_records
 from extractbench.plugins.record import parse_record
 from extractbench.plugins.run.shard import Shard, parse_shard
-
 from tests.conftest import read_json
 from tests.test_plugin import MODES
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from extractbench.plugins.verdict.stats import bootstrap_interval, estimate, wilson_interval
 
 

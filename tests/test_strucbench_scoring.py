@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from extractbench.suites.strucbench import render
 from extractbench.suites.strucbench.errors import count_errors, same_value_other_format
 from extractbench.suites.strucbench.hscore import MAXIMA, hscore
@@ -17,7 +18,6 @@ from extractbench.suites.strucbench.hscore_reference import COMPONENTS
 from extractbench.suites.strucbench.metrics import table_metrics
 from extractbench.suites.strucbench.pscore import combine, parse_judgment
 from extractbench.suites.strucbench.tables import PARSERS
-
 from tests.conftest import require_installed
 
 TABLE = render.GoldTable(

@@ -11,11 +11,11 @@ from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import pytest
+
 from extractbench.fixtures.models.fake.backend import FakeBackend
 from extractbench.suites.protocol import ItemResult, Models, Suite
 from extractbench.suites.registry import ENTRY_POINT_GROUP, Registry, RegistryError
 from extractbench.suites.suite_options import dump_options, option_names
-
 from tests.conftest import read_json
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

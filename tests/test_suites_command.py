@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from extractbench.plugins.cli.main import main
 from extractbench.suites.registry import Registry
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from extractbench.suites.tablebench import dp as tablebench
 from extractbench.suites.text_metrics import rouge_l
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from extractbench.suites.tableqa import synthetic
 from extractbench.suites.tableqa.html import HTMLTableError, html_to_table
 from extractbench.suites.tableqa.metrics import (
@@ -300,8 +301,9 @@ def test_heatmaps_fold_distance_as_the_article_describes():
 def test_heatmap_axes_span_the_tables_own_shape(tmp_path):
     """One user table of width 5 with six rows asked about is a 1 x 6 map (W 5, r 1..6),
     not the article's 16 x 64 grid of blank cells; the folded map spans 1..max(W, |q - t|)."""
-    from extractbench.suites.tableqa.report import _extent, write_artifacts
     from PIL import Image
+
+    from extractbench.suites.tableqa.report import _extent, write_artifacts
 
     items = [_rec("user", 5, r, (-1) ** r * (1 + r % 3), float(r % 2)) for r in range(1, 7)]
     _, n_r = heatmap_w_r(items, "user")

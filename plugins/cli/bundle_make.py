@@ -39,9 +39,9 @@ import tarfile
 import tempfile
 import time
 from collections.abc import Callable
-from typing import BinaryIO, cast
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO, cast
 
 from extractbench.plugins.cli import bundle_install, bundle_llama, bundle_measure, bundle_parts
 from extractbench.plugins.cli.bundle_install import FORMAT, MANIFEST, BundleError, sha256_file

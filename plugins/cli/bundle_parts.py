@@ -11,8 +11,8 @@ import hashlib
 import json
 import tarfile
 from collections.abc import Callable
-from typing import BinaryIO, cast
 from pathlib import Path
+from typing import BinaryIO, cast
 
 MANIFEST = "bundle.json"
 FORMAT = "extractbench-bundle/1"

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from jinja2 import Environment, PackageLoader, select_autoescape
+
 from extractbench.plugins.outputs.html_report import as_text
 from extractbench.plugins.outputs.paths import path_problems
 from extractbench.plugins.record import Comparison, ItemEntry, RecordError, RunRecord, load_record
@@ -25,7 +27,6 @@ from extractbench.plugins.verdict.baseline import compare_records
 from extractbench.plugins.verdict.exit_codes import OUTPUT_ERROR, USAGE_ERROR
 from extractbench.plugins.verdict.speed import change_text, speed_changes, speed_stats
 from extractbench.suites.files import write_output
-from jinja2 import Environment, PackageLoader, select_autoescape
 
 __all__ = [
     "ItemChange", "RecordComparison", "compare_runs", "compare_lines", "compare_html",

@@ -18,6 +18,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+
 from extractbench.plugins.verdict.speed import speed_stats
 
 __all__ = ["SpeedFeed", "speed_benchmarks"]

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from jinja2 import Environment, PackageLoader, select_autoescape
+
 from extractbench.plugins.outputs.early_stop_report import not_run_items, sequence_text
 from extractbench.plugins.outputs.html_items import as_text, item_rows, score_text
 from extractbench.plugins.outputs.metric_facts import (
@@ -33,7 +35,6 @@ from extractbench.plugins.outputs.metric_facts import (
 )
 from extractbench.plugins.record import Aggregate, GateEntry, RunRecord
 from extractbench.plugins.verdict.counts import missing_label_lines
-from jinja2 import Environment, PackageLoader, select_autoescape
 
 __all__ = ["page_html", "as_text", "figures"]
 

@@ -7,9 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from extractbench.plugins.record.models import READABLE_VERSIONS, SCHEMA_VERSION, RunRecord
 from extractbench.suites import safe_json
-from pydantic import ValidationError
 
 __all__ = ["RecordError", "parse_record", "load_record", "dump_record", "record_schema"]
 

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
 
+from pydantic import Field
+
 from extractbench.plugins.record.items import (
     Crash,
     ItemEntry,
@@ -29,7 +31,6 @@ from extractbench.plugins.record.values import (
     SpeedChange,
     SpeedStats,
 )
-from pydantic import Field
 
 __all__ = [
     "SCHEMA_VERSION", "READABLE_VERSIONS", "RunRecord", "SuiteInfo", "LimitInfo", "Selection",

@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
+
 from extractbench.fixtures.nodes import bench_item_of
 from extractbench.plugins.record import LimitInfo
 from extractbench.plugins.run.command_suites import selected_suites

@@ -12,6 +12,7 @@ import importlib.util
 from collections.abc import Collection
 
 import pytest
+
 from extractbench.suites.protocol import Suite
 from extractbench.suites.registry import Registry
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from extractbench.fixtures.models.backend_options import (
     backend_option_owners,
     option_flag,

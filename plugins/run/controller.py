@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from extractbench.fixtures.models.core_share import CORE_SHARE_KEY, shares_cores
 from extractbench.fixtures.plugin import ModelSetup, workers
 from extractbench.plugins.outputs.formats import FORMATS

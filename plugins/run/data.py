@@ -7,6 +7,7 @@ import sys
 from contextlib import nullcontext
 
 import pytest
+
 from extractbench.fixtures.plugin import ModelSetup
 from extractbench.plugins.run.command_suites import selected_suites, selects_whole_package
 from extractbench.plugins.run.config import RunConfig

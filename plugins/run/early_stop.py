@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from extractbench.fixtures.nodes import bench_item_of
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.state import RunState

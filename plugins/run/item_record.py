@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from extractbench.fixtures.models.redact import redact_text
 from extractbench.suites.item import Item
 from extractbench.suites.model import Backend, Generation, RunStopper

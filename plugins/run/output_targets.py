@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+
 from extractbench.plugins.outputs.ctrf import ci_run_id
 from extractbench.plugins.outputs.formats import (
     RECORD,

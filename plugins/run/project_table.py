@@ -12,8 +12,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from extractbench.suites.model import SettingsError
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, ValidationError
+
+from extractbench.suites.model import SettingsError
 
 __all__ = [
     "SettingsError",

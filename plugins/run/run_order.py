@@ -26,6 +26,7 @@ import math
 from collections.abc import Collection, Sequence
 
 import pytest
+
 from extractbench.plugins.record import RunOrder
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.selection import rank

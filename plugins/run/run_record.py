@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 import pytest
+
 from extractbench.fixtures.models.chat import SHOWN, chat_facts
 from extractbench.fixtures.models.core_share import shares_cores
 from extractbench.fixtures.models.redact import redact_json, redact_text

@@ -12,6 +12,7 @@ answers it gave before are in the generation cache for the next run.
 from __future__ import annotations
 
 import pytest
+
 from extractbench.fixtures.plugin import ModelSetup
 from extractbench.fixtures.served import start_planned
 from extractbench.plugins.run.collection import selected_items

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+
 from extractbench.plugins.record import Crash, ItemEntry, OtherTest, SuiteInfo
 from extractbench.suites.item import Item, SuiteData
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
+
 from extractbench.fixtures.models.prefetch import prefetch_group, requests_of
 from extractbench.fixtures.models.routing import routing
 from extractbench.fixtures.models.wrappers import CachingBackend

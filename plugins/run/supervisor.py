@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from extractbench.plugins.run.crashes import crash_message, read_fault
 from extractbench.suites import safe_json
 

@@ -9,6 +9,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+
 from extractbench.fixtures.models import core_share
 from extractbench.plugins.run.controller import WORKER_OUTPUT_KEY
 from extractbench.plugins.run.crashes import FAULT_DIR_KEY, enable_fault_log

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 import numpy as np
+
 from extractbench.plugins.verdict.baseline import paired_bootstrap
 
 __all__ = ["Agreement", "mcnemar_exact", "paired_agreement"]

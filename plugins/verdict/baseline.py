@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from extractbench.plugins.record.values import Comparison
 from extractbench.plugins.verdict.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from extractbench.suites.suite_options import SuiteOptions, dump_options

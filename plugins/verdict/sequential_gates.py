@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from extractbench.plugins.record.values import GateSequence, RunOrder
 from extractbench.plugins.verdict.counts import DATA_FIGURES
 from extractbench.plugins.verdict.gates import Gate

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
+
 from extractbench.plugins.record.values import SpeedChange, SpeedStats
 
 __all__ = [

@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+from pydantic import Field
+
 from extractbench.suites.item import Item
 from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
 from extractbench.suites.suite_options import SuiteOptions
-from pydantic import Field
 
 __all__ = ["FdaOptions", "SUITE"]
 

@@ -9,9 +9,10 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from pydantic import Field, field_validator, model_validator
+
 from extractbench.suites.kv.metrics import METRICS, MetricName, MetricSettings
 from extractbench.suites.suite_options import UserFileOptions
-from pydantic import Field, field_validator, model_validator
 
 __all__ = ["KvOptions", "FDA_PROMPT", "SCHEMA_PROMPT", "DEFAULT_CONTEXT"]
 

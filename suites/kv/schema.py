@@ -150,6 +150,7 @@ def load_objects(data_dir: Path | None, opts: KvOptions) -> SuiteData:
             ``kv.context_tokens``, a file without lines.
     """
     import jsonschema
+
     from extractbench.suites.fda.items import chunk_documents
     from extractbench.suites.kv.items import kv_path, read_document
 

@@ -13,6 +13,7 @@ import importlib.util
 from typing import Any
 
 import numpy as np
+
 from extractbench.suites.links import install_command
 from extractbench.suites.minea.sentences import sentences
 

@@ -21,11 +21,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rapidfuzz import fuzz
+
 from extractbench.suites.minea.extraction import entity_text, entity_values
 from extractbench.suites.minea.names import contains_phrase, name_key, normalise
 from extractbench.suites.minea.needles import Needle
 from extractbench.suites.model import Backend, ask
-from rapidfuzz import fuzz
 
 __all__ = [
     "CRITERIA",

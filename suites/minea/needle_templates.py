@@ -15,8 +15,9 @@ import random
 import string
 from collections.abc import Callable
 
-from extractbench.suites.minea import vocabulary as V
 from faker import Faker
+
+from extractbench.suites.minea import vocabulary as V
 
 EVENT_DATES = (datetime.date(2017, 1, 1), datetime.date(2024, 12, 31))  # an event's month
 

@@ -16,12 +16,13 @@ import json
 import random
 from collections.abc import Sequence
 
+from faker import Faker
+
 from extractbench.suites import safe_json
 from extractbench.suites.minea.needle_templates import GENERATORS
 from extractbench.suites.minea.needles import Needle
 from extractbench.suites.minea.schema import Schema
 from extractbench.suites.model import Backend
-from faker import Faker
 
 __all__ = [
     "template_header",

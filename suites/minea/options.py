@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from extractbench.suites.suite_options import UserFileOptions
 from pydantic import Field, model_validator
+
+from extractbench.suites.suite_options import UserFileOptions
 
 __all__ = ["MineaOptions"]
 

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
 from extractbench.suites.minea.extraction import Extraction, entity_text
 from extractbench.suites.minea.names import contains_phrase, name_key, normalise
 from extractbench.suites.minea.schema import Schema

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from extractbench.suites.figures import cell_text_colour, fit_title, pyplot
 from extractbench.suites.minea.matching import CRITERIA
 from extractbench.suites.minea.quality import QUALITY_METRICS

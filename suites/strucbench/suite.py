@@ -6,12 +6,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from pydantic import Field
+
 from extractbench.suites.item import Item
 from extractbench.suites.links import docs_url
 from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
 from extractbench.suites.strucbench.hscore import HScoreMode
 from extractbench.suites.suite_options import UserFileOptions
-from pydantic import Field
 
 __all__ = ["HScoreMode", "StrucbenchOptions", "SUITE", "JUDGE_MAX_TOKENS"]
 

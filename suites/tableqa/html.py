@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from bs4 import BeautifulSoup, Tag
+
 from extractbench.suites.tableqa.tables import Table
 
 __all__ = ["html_to_table", "HTMLTableError", "cell_text", "check_complete"]

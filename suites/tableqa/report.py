@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from extractbench.suites.figures import cell_text_colour, fit_title, pyplot
 from extractbench.suites.tableqa import article
 from extractbench.suites.tableqa.metrics import MATCH_METRICS

@@ -18,8 +18,9 @@ from collections.abc import Callable
 from functools import cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from extractbench.suites.tableqa.tables import Table
 from faker import Faker
+
+from extractbench.suites.tableqa.tables import Table
 
 if TYPE_CHECKING:
     from extractbench.suites.tableqa.questions import Question
