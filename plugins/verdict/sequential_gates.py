@@ -20,11 +20,13 @@ fixed-n interval asks: is the mean of the distribution the items come from past 
 threshold, not the mean of this finite list. It is decided by the i.i.d. (with
 replacement) sequence of the same group draws (``HedgedCS(population=None)``): PASS once
 its bound on the gate's side clears the threshold, FAIL once its other bound shows the
-mean is on the wrong side; after the last group, by the sequence's own bound there. That
-is stricter than the fixed-n gate (an anytime-valid bound is wider than a fixed-n
-interval at the same n): a gate that passes at n = N on the fixed-n interval may fail on
-the sequence's. The group draws are rescaled to the items' mean with the suite's own
-ratio of items to groups, as for the mean.
+mean is on the wrong side. The level is split between the looks: the sequence spends
+``alpha / 2`` per side, and a gate it leaves open after the last group is not decided by
+it: the verdict decides it on the fixed-n 95% interval at n = N (``alpha / 2`` per side,
+the gate's meaning without the option), so the gate's error stays within ``alpha`` per
+side and a suite that runs to its end gets the fixed-n gate's answer. The group draws are
+rescaled to the items' mean with the suite's own ratio of items to groups, as for the
+mean.
 
 Error levels: ``alpha`` per side of each gate. A wrong PASS (the lower bound clears a
 ``>=`` threshold the suite's mean is below) and a wrong FAIL (the upper bound falls below
@@ -174,8 +176,9 @@ class SuiteSequence:
         self._scale = max(sizes, default=1)
         self._metrics = sorted({g.metric.partition("/")[2] for g in self.gates})
         self._cs = {m: HedgedCS(max(len(sizes), 1), 2 * alpha) for m in self._metrics}
+        # half the level: the fixed-n interval at n = N spends the other half
         self._iid = {
-            g.metric.partition("/")[2]: HedgedCS(None, 2 * alpha)
+            g.metric.partition("/")[2]: HedgedCS(None, alpha)
             for g in self.gates
             if g.stat != "mean"
         }
@@ -265,13 +268,12 @@ class SuiteSequence:
             if complete and not interval:
                 low = high = mean  # every item scored: the mean itself
             passed = _verdict(gate.op, gate.threshold, low, high)
-            if passed is None and complete:  # the sequence's own bound on the gate's side
-                bound = low if gate.stat == "ci_low" else high
-                passed = bool(_verdict(gate.op, gate.threshold, bound, bound))
+            # an interval gate still open at n = N is the fixed-n interval's to decide
             if passed is not None:
+                side = self.alpha / 2 if interval else self.alpha
                 sequence = GateSequence(
-                    method=METHOD_IID if interval else METHOD, level=1 - 2 * self.alpha,
-                    alpha_per_side=self.alpha,
+                    method=METHOD_IID if interval else METHOD, level=1 - 2 * side,
+                    alpha_per_side=side,
                     n=self.n, population=self.population, low=low, high=high, mean=mean,
                     order_seed=self.order.seed, order_seed_given=self.order.seed_given,
                     stratum=self.order.stratum, strata=dict(sorted(self._strata.items())),
@@ -295,8 +297,8 @@ def decided_by(decision: Decision, gate: Gate) -> dict[str, Any]:
         else f"decided at n = N = {seq.population:,}: the mean of every item ({level} "
         "sequence not decided earlier)"
         if gate.stat == "mean"
-        else f"decided at n = N = {seq.population:,} on the i.i.d. sequence's own bound "
-        f"[{seq.low:.4f}, {seq.high:.4f}] ({level}; stricter than the fixed-n interval)"
+        else f"decided at n = N = {seq.population:,} by the i.i.d. sequence: "
+        f"[{seq.low:.4f}, {seq.high:.4f}] ({level})"
     )
     if seq.stratum and seq.n < seq.population:
         when += f"; saw {len(seq.strata)} of {seq.strata_total} {seq.stratum} levels"
