@@ -146,7 +146,7 @@ def test_m_and_lf_selections_of_a_gated_suite_decide_nothing(toy, mode):
 CONFIG_TYPOS = {
     "[tool.extractbench.gatez]\n'toy/accuracy' = '>= 0.9'\n": (
         "*pyproject.toml [[]tool.extractbench[]]: unknown key 'gatez' (did you mean 'gates'?); "
-        "known keys: gates, limits, options, stop_when_decided"
+        "known keys: gates, limits, options, stop_when_decided, suites"
     ),
     "[tool.extractbench]\ngates = 'toy/accuracy>=0.5'\n": (
         "*[[]tool.extractbench[]]: gates = 'toy/accuracy>=0.5': must be a table of gates*"
