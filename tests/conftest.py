@@ -238,7 +238,10 @@ def copy_checkout(dest: Path) -> Path:
     for name in ("conftest.py", "pyproject.toml", "setup.py"):
         shutil.copy(root / name, dest / name)
     for name in ("extractbench", "plugins", "fixtures", "suites"):
-        shutil.copytree(root / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        # symlinks=True: extractbench/{plugins,fixtures,suites} stay links to the copied folders
+        shutil.copytree(
+            root / name, dest / name, symlinks=True, ignore=shutil.ignore_patterns("__pycache__")
+        )
     return dest
 
 

@@ -80,7 +80,7 @@ SCENARIOS = {
     "subset-ungated": ["-k", "d1/ or d2/"],
     "shard": ["--shard", "1/2", "--gate", "toy/accuracy>=0.5"],
     "fail-second-gate": ["--gate", "toy/accuracy>=0.5", "--gate", "toy/length>=0.9"],
-    "lost-summary": ["--summary-md", "data/toy.jsonl/s.md"],
+    "lost-summary": ["--summary-md", "/dev/full"],  # a write that fails: exit 6
 }
 
 

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from extractbench.suites import safe_json
 from extractbench.suites.kv.metrics import METRICS, MetricName, MetricSettings
 from extractbench.suites.suite_options import UserFileOptions
 
@@ -147,7 +148,7 @@ class KvOptions(UserFileOptions):
         """A ``--suite-option kv.metrics=...`` value is the JSON object's text."""
         if isinstance(value, str):
             try:
-                value = json.loads(value) if value.strip() else {}
+                value = safe_json.loads(value) if value.strip() else {}
             except json.JSONDecodeError:
                 raise ValueError('must be a JSON object: {"KEY": "METRIC", ...}') from None
         if isinstance(value, dict):
