@@ -177,8 +177,9 @@ def test_hf_backend_runs_the_toy_suite_with_the_default_gguf(toy):
 
 
 def test_the_registry_holds_each_backend_and_keeps_the_cache_fingerprints():
-    """One entry point per --backend; the fingerprints (generation-cache keys) are those
-    the if-ladders gave, so an upgrade keeps every cached generation."""
+    """One entry point per --backend; the fingerprints (generation-cache keys) of the fake
+    and the llama-cpp backends are those the if-ladders gave, so an upgrade keeps their
+    cached generations; chat is named after the seed for every backend."""
     from extractbench.fixtures.models import ModelSpec, backend_names
     from extractbench.fixtures.models.registry import installed_backends
 
@@ -191,7 +192,7 @@ def test_the_registry_holds_each_backend_and_keeps_the_cache_fingerprints():
         "openai", None, 0, 1, chat=True,
         options=OpenAIOptions(base_url=("http://h/v1",), model_name="m"),
     )  # fmt: skip
-    assert remote.fingerprint() == "openai:http://h/v1:m:chat=True:seed=0"
+    assert remote.fingerprint() == "openai:http://h/v1:m:seed=0:chat=True"
     assert remote.info().backend == "openai" and remote.info().path == "http://h/v1"
     path = default_model_path()
     local = ModelSpec("llama-cpp", path, 0, 1)

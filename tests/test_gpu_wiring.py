@@ -60,7 +60,7 @@ TOY = BackendKind(
     name="toy-batch",
     resolve=lambda spec, model: spec,
     info=lambda spec: ModelInfo("batching-lookup", "toy-batch", "", ""),
-    fingerprint=lambda spec: f"toy-batch:seed={spec.seed}",
+    fingerprint=lambda spec: "toy-batch",
     load=lambda spec, items: Batching(),
     capabilities=lambda spec, items: Capabilities(batching=True),
     description="the fake model, a group at a time",
