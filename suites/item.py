@@ -88,6 +88,9 @@ class Item:
             newline first (Table QA's article-exact prompt, ``answer_cue=""``).
         grammar: a GBNF grammar the answer is decoded under where the backend honours one
             (``kv``'s schema mode: the JSON Schema's grammar), or None.
+        json_schema: the JSON Schema (JSON text) of the same constraint, for a backend that
+            takes a schema (``response_format``) instead of a grammar
+            (:func:`suites.model.applied_constraint`), or None.
     """
 
     id: str
@@ -102,6 +105,7 @@ class Item:
     system: str = ""
     stop_after_content: bool = False
     grammar: str | None = None
+    json_schema: str | None = None
 
     @property
     def suite(self) -> str:
@@ -115,6 +119,7 @@ class Item:
             "reference": self.reference, "meta": dict(self.meta), "max_tokens": self.max_tokens,
             "stop": list(self.stop), "system": self.system,
             "stop_after_content": self.stop_after_content, "grammar": self.grammar,
+            "json_schema": self.json_schema,
         }  # fmt: skip
 
     @classmethod
@@ -124,12 +129,12 @@ class Item:
 
     def request(self) -> Request:
         """The item's first model call, as :func:`suites.protocol.generate` makes it: its
-        prompt, budget, system text, grammar, and the stop sequences the engine gets (without
+        prompt, budget, system text, grammar and JSON Schema, and the stop sequences the engine gets (without
         the whitespace-only ones when ``stop_after_content``: those are applied afterwards)."""
         stop = engine_stops(self.stop) if self.stop_after_content else self.stop
         return Request(
             self.prompt, self.max_tokens, tuple(stop), self.grammar, prefix=str(self.prefix),
-            route=self.group, system=self.system or None,
+            route=self.group, system=self.system or None, json_schema=self.json_schema,
         )  # fmt: skip
 
     @property

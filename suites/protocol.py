@@ -81,9 +81,9 @@ def lazy(target: str) -> Callable[..., Any]:
 
 
 def generate(item: Item, model: Backend) -> Generation:
-    """The item's prompt through ``model`` with the item's budget, stop sequences, grammar
-    and system text (:meth:`suites.item.Item.request`). With ``item.stop_after_content`` the
-    engine gets the stop sequences that are not whitespace only, and the text is cut at
+    """The item's prompt through ``model`` with the item's budget, stop sequences, grammar,
+    JSON Schema and system text (:meth:`suites.item.Item.request`). With
+    ``item.stop_after_content`` the engine gets the stop sequences that are not whitespace only, and the text is cut at
     the first stop sequence after its first non-space character
     (:func:`suites.answers.first_content_stop`).
 
@@ -93,7 +93,7 @@ def generate(item: Item, model: Backend) -> Generation:
     request = item.request()
     generation = ask(
         model, request.prompt, max_tokens=request.max_tokens, stop=request.stop,
-        grammar=request.grammar, system=request.system,
+        grammar=request.grammar, system=request.system, json_schema=request.json_schema,
     )  # fmt: skip
     if not item.stop_after_content:
         return generation

@@ -132,6 +132,37 @@ def test_schema_mode_decodes_under_the_schema_s_grammar_where_the_backend_honour
     assert suite.load(None, unconstrained).items[0].grammar is None
 
 
+def test_schema_mode_s_one_constraint_is_the_grammar_else_the_schema_else_none(tmp_path):
+    from extractbench.fixtures.models.cache import call_key, generation_key
+    from extractbench.suites.protocol import Models
+
+    suite, options = _schema_options(tmp_path)
+    (item,) = suite.load(None, options).items
+    schema = json.loads(item.json_schema)  # the schema the grammar was made of: strings bounded
+    assert schema["properties"]["id"]["maxLength"] > 0 and schema["required"] == ["id", "total"]
+    decided = {}
+    for grammar, schema_ok in [(True, True), (False, True), (False, False)]:
+        model = ScriptedBackend(lambda prompt: '{"id": "A-1", "total": 12.5}')
+        model.capabilities = Capabilities(grammar=grammar, json_schema=schema_ok)
+        result = suite.run(item, Models(model, model), options)
+        (asked,) = model.asked  # the backend gets both; it applies the one it honours
+        assert asked["grammar"] == item.grammar and asked["json_schema"] == item.json_schema
+        decided[grammar, schema_ok] = result.details["constraint"]
+    assert decided == {
+        (True, True): "json-schema grammar",
+        (False, True): "response_format json_schema",
+        (False, False): "none",
+    }
+    # the schema is part of the generation-cache key; a call without one keeps its old key
+    request = item.request()
+    without = dataclasses.replace(request, json_schema=None)
+    assert call_key("fp", False, request) != call_key("fp", False, without)
+    old = generation_key("fp", request.prompt, request.max_tokens, request.stop, item.grammar)
+    assert call_key("fp", False, without) == old
+    _, unconstrained = _schema_options(tmp_path, constrain="false")
+    assert suite.load(None, unconstrained).items[0].json_schema is None
+
+
 def test_schema_mode_bounds_strings_and_takes_its_budget_from_the_schema(tmp_path):
     from extractbench.suites.kv.schema import bounded, max_chars
 

@@ -409,3 +409,51 @@ def test_schema_mode_refuses_an_expected_object_its_schema_rejects(pytester):
     text = result.stdout.str() + result.stderr.str()
     assert result.ret == 4, text[-2000:]
     assert "items.jsonl:1: expected is not valid under kv.schema (number: 5 is not of type 'string')" in text
+
+
+@pytest.mark.parametrize(
+    ("flavour", "chat", "sent", "constraint"),
+    [
+        (None, "off", "response_format", "response_format json_schema"),
+        (None, "on", "response_format", "response_format json_schema"),
+        ("llama-server", "off", "grammar", "json-schema grammar"),
+    ],
+    ids=["server-completions", "server-chat", "llama-server"],
+)
+def test_schema_mode_sends_the_schema_to_a_server_and_the_grammar_to_llama_server(
+    pytester, flavour, chat, sent, constraint
+):
+    from tests.fake_openai import MODEL_ID, FakeOpenAIServer
+
+    _schema_project(pytester)
+    server = FakeOpenAIServer(flavour=flavour).start()
+    try:
+        result = pytester.runpytest_subprocess(
+            "--pyargs", "extractbench.suites.kv", "--backend", "openai", "--base-url",
+            server.url, "--model-name", MODEL_ID, "--chat", chat, "--no-cache",
+            "--suite-option", "kv.path=items.jsonl", "--suite-option=kv.schema=schema.json",
+            "--suite-option=kv.schema_prompt={document}\nJSON:",
+            "--suite-option=kv.metric=exact", "--ignore-project-gates",
+        )  # fmt: skip
+    finally:
+        server.stop()
+    assert result.ret == 0, result.stdout.str()[-2000:]
+    asked = [r for r in server.requests if r["path"].endswith("completions")]
+    assert len(asked) == 4
+    for request in asked:
+        if sent == "response_format":  # OpenAI's structured outputs: the bounded schema, strict
+            assert "grammar" not in request
+            form = request["response_format"]
+            assert form["type"] == "json_schema" and form["json_schema"]["strict"] is True
+            assert form["json_schema"]["name"] == "extraction"
+            schema = form["json_schema"]["schema"]
+            assert schema["required"] == SCHEMA["required"]
+            assert schema["properties"]["city"] == {"type": "string", "maxLength": 20}
+            assert schema["properties"]["number"]["maxLength"] > 0  # bounded like the grammar
+        else:  # llama.cpp's GBNF, the in-process backend's very grammar
+            assert "response_format" not in request
+            assert "root ::=" in request["grammar"]
+    record = _record(pytester)
+    assert {it["details"]["constraint"] for it in record["items"]} == {constraint}
+    agg = {k: v["mean"] for k, v in record["aggregates"].items() if k.startswith("kv/")}
+    assert agg["kv/accuracy"] == 0.25  # the server answers as the fake backend does

@@ -4,9 +4,12 @@ JSON Schema, scored field by field.
 Items: each line of ``kv.path`` is ``{"document": PATH or text, "expected": {...}}`` (``id``
 optional); ``kv.schema`` is a JSON Schema (any draft the jsonschema library knows) of one
 object. Each document is one item: the prompt ``kv.schema_prompt`` with the whole document,
-the keys and the schema; decoding is constrained by the schema's grammar where the backend
-honours one (llama.cpp's own JSON-Schema-to-GBNF converter, its strings bounded by
-``maxLength``); the budget comes from the schema. The answer is parsed by
+the keys and the schema; decoding is constrained by the schema (its strings bounded by
+``maxLength``): as its grammar where the backend honours one (llama.cpp's own
+JSON-Schema-to-GBNF converter: llama.cpp in process, ``llama-server``), else as the schema
+itself where the backend takes one (``response_format`` ``json_schema`` on other
+OpenAI-compatible servers), else not at all (``hf``); each item records which
+(:data:`CONSTRAINTS`). The budget comes from the schema. The answer is parsed by
 :func:`suites.answers.json_in_answer` (MINEA's parser) and scored per field with the
 ``kv`` metrics (:mod:`suites.kv.metrics`).
 """
@@ -30,13 +33,20 @@ from extractbench.suites.item import DataError, Item, SuiteData
 from extractbench.suites.jsonl import check_fields, iter_jsonl
 from extractbench.suites.kv.metrics import matches
 from extractbench.suites.kv.options import KvOptions
-from extractbench.suites.model import Backend
+from extractbench.suites.model import Backend, applied_constraint
 from extractbench.suites.protocol import ItemResult, generate
 
 __all__ = [
     "read_schema", "bounded", "max_chars", "schema_grammar", "load_objects", "value_text",
-    "score_object", "run_document", "field_metric",
+    "score_object", "run_document", "field_metric", "CONSTRAINTS",
 ]  # fmt: skip
+
+# what an item's ``details.constraint`` says, by :func:`suites.model.applied_constraint`
+CONSTRAINTS = {
+    "grammar": "json-schema grammar",
+    "json_schema": "response_format json_schema",
+    "none": "none",
+}
 
 _SCALAR_CHARS = {"number": 24, "integer": 20, "boolean": 5, "null": 4}
 _OPEN_CHARS = 64  # a value the schema does not bound (no type, an open object)
@@ -139,8 +149,8 @@ def field_metric(name: str) -> str:
 
 def load_objects(data_dir: Path | None, opts: KvOptions) -> SuiteData:
     """Schema mode's items: one per line of ``kv.path`` (a document and its expected object),
-    its prompt ``kv.schema_prompt`` with the whole document, its grammar the bounded
-    schema's (``kv.constrain``), its budget ``kv.schema_max_tokens`` or :func:`max_chars`
+    its prompt ``kv.schema_prompt`` with the whole document, its grammar and JSON Schema
+    the bounded schema's (``kv.constrain``), its budget ``kv.schema_max_tokens`` or :func:`max_chars`
     of the bounded schema.
 
     Raises:
@@ -165,6 +175,7 @@ def load_objects(data_dir: Path | None, opts: KvOptions) -> SuiteData:
     fields = list(schema["properties"])
     budget = opts.schema_max_tokens or max_chars(limited)
     grammar = schema_grammar(limited, f"kv.schema={schema_path}") if opts.constrain else None
+    constraint = json.dumps(limited, ensure_ascii=False, sort_keys=True) if grammar else None
     rows: list[dict[str, Any]] = []
     docs: dict[str, str] = {}
     seen: dict[str, int] = {}
@@ -216,7 +227,7 @@ def load_objects(data_dir: Path | None, opts: KvOptions) -> SuiteData:
                 reference=json.dumps(row["expected"], ensure_ascii=False),
                 meta={"key": "(object)", "doc_id": row["doc_id"], "line": row["line"],
                       "expected": row["expected"]},
-                max_tokens=budget, system=opts.system, grammar=grammar,
+                max_tokens=budget, system=opts.system, grammar=grammar, json_schema=constraint,
             )
         )  # fmt: skip
     notes: dict[str, Any] = {
@@ -235,6 +246,9 @@ def load_objects(data_dir: Path | None, opts: KvOptions) -> SuiteData:
         if grammar
         else "none (kv.constrain=false)",
         "grammar_sha256": hashlib.sha256(grammar.encode()).hexdigest() if grammar else None,
+        "json_schema_sha256": hashlib.sha256(constraint.encode()).hexdigest()
+        if constraint
+        else None,
         "protocol": opts.protocol(),
     }
     return SuiteData(items=items, notes=notes)
@@ -287,14 +301,14 @@ def _validator(path: str) -> Any:
 
 
 def run_document(item: Item, model: Backend, opts: KvOptions) -> ItemResult:
-    """Generate the object of one document (under the item's grammar where ``model``
-    honours grammars) and score it.
+    """Generate the object of one document (under the item's grammar or JSON Schema where
+    ``model`` honours one: :func:`suites.model.applied_constraint`) and score it.
 
     Scores: ``accuracy`` 1.0 when every expected field matches (the document is right),
     ``field_accuracy`` the share of expected fields that match, ``json_valid`` 1.0 when
     the answer is one JSON object as a whole, ``schema_valid`` 1.0 when that object is
     valid under ``kv.schema`` (jsonschema), and ``field/NAME`` per expected field. Details:
-    the constraint applied, the parse problem, missing, wrong and extra fields.
+    the constraint applied (:data:`CONSTRAINTS`), the parse problem, missing, wrong and extra fields.
 
     Raises:
         ModelError: from the backend.
@@ -307,7 +321,7 @@ def run_document(item: Item, model: Backend, opts: KvOptions) -> ItemResult:
     assert opts.schema_file is not None
     schema_valid = is_object and _validator(str(opts.schema_file.expanduser())).is_valid(value)
     fields, lists = score_object(value if is_object else None, item.meta["expected"], opts)
-    constrained = item.grammar is not None and bool(getattr(model.capabilities, "grammar", False))
+    constraint = applied_constraint(item.grammar, item.json_schema, model.capabilities)
     scores: dict[str, float | None] = {
         "accuracy": float(all(fields.values())),
         "field_accuracy": sum(fields.values()) / len(fields),
@@ -316,7 +330,7 @@ def run_document(item: Item, model: Backend, opts: KvOptions) -> ItemResult:
         **{field_metric(name): right for name, right in fields.items()},
     }
     details = {
-        "constraint": "json-schema grammar" if constrained else "none",
+        "constraint": CONSTRAINTS[constraint],
         "problem": problem,
         **lists,
     }
