@@ -12,7 +12,7 @@ silently. Any config file may also list gates under the ini option ``extractbenc
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -268,21 +268,29 @@ def unknown_gates(gates: Sequence[Gate], registry: Registry) -> list[str]:
     return problems
 
 
-def unknown_limits(limits: Mapping[str, int], registry: Registry) -> list[str]:
-    """A default item cap must name a registered suite (``fdaa = 100`` would otherwise run
-    the whole suite): one line per one that does not."""
+def _unknown_suites(
+    names: Iterable[str], where: Callable[[str], str], registry: Registry
+) -> list[str]:
+    """One line per name in ``names`` that is no registered suite, prefixed by
+    ``where(name)``, with the closest registered name and the known ones."""
     known = ", ".join(registry.names)
     return [
-        f"[tool.extractbench.limits] {suite}: unknown suite {suite!r}"
+        f"{where(name)}: unknown suite {name!r}"
         + (
             f" (did you mean {close[0]!r}?)"
-            if (close := difflib.get_close_matches(suite, registry.names, n=1))
+            if (close := difflib.get_close_matches(name, registry.names, n=1))
             else ""
         )
         + f"; known suites: {known}"
-        for suite in limits
-        if registry.get(suite) is None
+        for name in names
+        if registry.get(name) is None
     ]
+
+
+def unknown_limits(limits: Mapping[str, int], registry: Registry) -> list[str]:
+    """A default item cap must name a registered suite (``fdaa = 100`` would otherwise run
+    the whole suite): one line per one that does not."""
+    return _unknown_suites(limits, lambda name: f"[tool.extractbench.limits] {name}", registry)
 
 
 def _outside_project(
@@ -315,18 +323,8 @@ def _outside_project(
 def unknown_listed_suites(settings: Settings, registry: Registry) -> list[str]:
     """``[tool.extractbench] suites`` must name registered suites (a typo would otherwise
     run nothing of the team's): one line per one that does not."""
-    known = ", ".join(registry.names)
-    return [
-        f"{settings.suites_from} [tool.extractbench] suites: unknown suite {suite!r}"
-        + (
-            f" (did you mean {close[0]!r}?)"
-            if (close := difflib.get_close_matches(suite, registry.names, n=1))
-            else ""
-        )
-        + f"; known suites: {known}"
-        for suite in settings.suites or ()
-        if registry.get(suite) is None
-    ]
+    where = f"{settings.suites_from} [tool.extractbench] suites"
+    return _unknown_suites(settings.suites or (), lambda _: where, registry)
 
 
 def typed_suite_options(
