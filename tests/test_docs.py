@@ -282,3 +282,21 @@ def test_every_pointer_to_docs_data_md_names_one_of_its_sections():
     for text in _package_and_doc_texts().values():
         named |= set(re.findall(r"docs/data\.md#([\w-]+)", text))
     assert named and named <= anchors, sorted(named - anchors)
+
+
+def test_the_docs_show_path_options_in_the_form_a_pytest_command_takes():
+    """Since ``--data-dir DIR`` (a space) moves pytest's rootdir away from a project with
+    gates (the test above), no page shows it in a pytest command or the options tables:
+    every such place writes ``--data-dir=DIR``."""
+    root = Path(__file__).resolve().parents[1]
+    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
+    spaced = re.compile(r"--data-dir (?!or\b|that\b)[^\s`|\]]+")
+    found = [
+        f"{page.name}:{n}: {line.strip()[:120]}"
+        for page in pages
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
+        if spaced.search(line)
+        and ("pytest" in line or line.startswith("| `--data-dir"))
+        and "such as `--data-dir DIR`" not in line  # the run record's rule, naming the form
+    ]
+    assert not found, "\n".join(found)

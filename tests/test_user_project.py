@@ -5,7 +5,6 @@ that folder's ``pyproject.toml`` (gates, limits) and writes its reports there.""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -74,24 +73,6 @@ def test_a_data_dir_that_moves_pytest_s_rootdir_is_named_not_ungated(pytester):
     result.stderr.fnmatch_lines(["*declares gates*write path options with '='*--data-dir=DIR*"])
     assert "Traceback" not in result.stderr.str()
     assert not (DATA / "reports").exists()
-
-
-def test_the_docs_show_path_options_in_the_form_a_pytest_command_takes():
-    """Since ``--data-dir DIR`` (a space) moves pytest's rootdir away from a project with
-    gates (the test above), no page shows it in a pytest command or the options tables:
-    every such place writes ``--data-dir=DIR``."""
-    root = Path(__file__).resolve().parents[1]
-    pages = [root / "README.md", *sorted((root / "docs").glob("*.md"))]
-    spaced = re.compile(r"--data-dir (?!or\b|that\b)[^\s`|\]]+")
-    found = [
-        f"{page.name}:{n}: {line.strip()[:120]}"
-        for page in pages
-        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1)
-        if spaced.search(line)
-        and ("pytest" in line or line.startswith("| `--data-dir"))
-        and "such as `--data-dir DIR`" not in line  # the run record's rule, naming the form
-    ]
-    assert not found, "\n".join(found)
 
 
 def test_an_items_file_the_project_names_outside_its_folder_is_one_usage_line(pytester):
