@@ -4,15 +4,14 @@ score outside its metric's range fails its item; black-box, with and without -n 
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
 import pytest
 
-from tests.conftest import PROJECT_ADDOPTS, TOY_CONFTEST, TOY_SUITE, TOY_TEST
-from tests.test_early_stop import ROWS
+from tests.conftest import PROJECT_ADDOPTS, TOY_SUITE
 from tests.test_early_stop import run as run_early
+from tests.test_early_stop import toy100  # noqa: F401, F811 - the fixture, shared
 from tests.test_plugin import MODES, run
 
 GATED = f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n[tool.extractbench.gates]\n'toy/accuracy' = '>= 0.9'\n"
@@ -198,20 +197,9 @@ def test_a_gates_file_is_read_by_the_same_model(toy):
     )
 
 
-@pytest.fixture
-def toy100(pytester: pytest.Pytester) -> pytest.Pytester:
-    """The toy suite on 100 documents (tests/test_early_stop.py's)."""
-    pytester.makeconftest(TOY_CONFTEST)
-    pytester.makepyfile(toy_suite=TOY_SUITE, test_toy=TOY_TEST)
-    data = pytester.mkdir("data")
-    (data / "toy.jsonl").write_text("\n".join(json.dumps(r) for r in ROWS) + "\n")
-    pytester.makepyprojecttoml(f"[tool.pytest.ini_options]\naddopts = '{PROJECT_ADDOPTS}'\n")
-    return pytester
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_a_minimum_n_met_before_an_early_stop_passes_and_never_sits_open_in_a_pass(
-    toy100, mode
+    toy100, mode  # noqa: F811
 ):
     """``--stop-when-decided`` with a minimum n: the items that ran meet it, so it passed
     (never "not evaluated" in a PASS run, nor a skipped JUnit case)."""
@@ -248,7 +236,7 @@ def test_a_pass_never_holds_a_gate_left_open():
     assert reasons == ["gate toy/accuracy>=0.1 not evaluated: for a reason"]
 
 
-def test_a_partial_record_as_the_baseline_of_a_regression_test_is_refused(toy100):
+def test_a_partial_record_as_the_baseline_of_a_regression_test_is_refused(toy100):  # noqa: F811
     """A record stopped early, or one shard, given to --baseline with --max-regression:
     one usage line before any item (pytest, ``extractbench report`` and ``merge``), unless
     --allow-partial-baseline; without --max-regression it is only compared."""
