@@ -14,7 +14,11 @@ class Comparison(BaseModel):
     """One ``suite/metric`` against the baseline (``plugins.verdict.baseline``): means,
     ``delta`` (mean per-item difference over the ``n_shared`` items) with its paired-bootstrap
     95% interval, ``verdict``, and ``failed`` (``delta < -max_regression``, ``ci_high < 0``).
-    A part of the run record (``baseline.comparisons``)."""
+    A part of the run record (``baseline.comparisons``).
+
+    A check that ``--stop-when-decided`` decided by its paired sequence carries it in
+    ``sequence`` (``n`` of ``population`` shared items, the anytime-valid bounds of the mean
+    difference); ``ci_low``/``ci_high`` are then those bounds and ``failed`` its decision."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
@@ -29,6 +33,7 @@ class Comparison(BaseModel):
     only_baseline: int
     verdict: str
     failed: bool
+    sequence: GateSequence | None = None
 
 
 class SpeedStats(BaseModel):
@@ -142,3 +147,6 @@ class GateSequence(BaseModel):
     stratum: str | None = None
     strata: dict[str, int] = Field(default_factory=dict)
     strata_total: int = 0
+
+
+Comparison.model_rebuild()  # its sequence is a GateSequence, defined below it

@@ -29,6 +29,7 @@ from extractbench.plugins.run.run_order import (
 )
 from extractbench.plugins.run.selection import stratified_limit
 from extractbench.plugins.run.state import USAGE_PREFIX, RunState, SuiteFacts
+from extractbench.plugins.verdict.baseline import compared_metrics
 from extractbench.suites import derived_cache
 from extractbench.suites.datasets.resolve import offline_from_env
 from extractbench.suites.datasets.verify import verify_suite_data
@@ -160,7 +161,9 @@ def parametrize_suite(
         recorded = cfg.rescore.suites.get(name)
         order = recorded.run_order if recorded is not None else None
     elif stops_when_decided(metafunc.config, cfg):
-        ranges = stop_ranges(cfg, suite)
+        checks = cfg.gates.baseline is not None and cfg.gates.max_regression is not None
+        compared = compared_metrics(cfg.gates.baseline, name) if checks else []  # type: ignore[arg-type]
+        ranges = stop_ranges(cfg, suite, compared)
         if ranges is not None:
             stratum = suite.breakdown[0] if suite.breakdown else None
             given = cfg.order_seed is not None

@@ -29,7 +29,8 @@ import pytest
 from extractbench.fixtures.nodes import bench_item_of
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.state import RunState
-from extractbench.plugins.verdict.sequential_gates import SuiteSequence
+from extractbench.plugins.verdict.baseline import item_scores
+from extractbench.plugins.verdict.sequential_gates import SuiteSequence, regression_of
 from extractbench.suites.item import Item
 
 __all__ = ["EarlyStop", "DECIDED_DIR_KEY", "skip_decided", "decided_in", "in_run_order", "not_run"]
@@ -122,6 +123,7 @@ class EarlyStop:
     ) -> None:
         self.config, self.cfg, self.state, self.event = config, cfg, state, event
         self.sequences: dict[str, SuiteSequence] = {}
+        self._baseline: dict[str, dict[str, float]] | None = None  # suite/metric -> id -> score
         self.folder: Path | None = None  # made for the first xdist worker
         self.scheduling = in_run_order(config.option)
         # xdist's loadgroup (and loadscope, loadfile) hand out the largest groups first:
@@ -183,7 +185,13 @@ class EarlyStop:
             if facts is None or facts.run_order is None:
                 return None  # a suite that runs every item (or whose facts did not arrive)
             gates = [g for g in self.cfg.gates.thresholds if g.suite == suite]
-            self.sequences[suite] = SuiteSequence(facts.run_order, gates)
+            base, limit = self.cfg.gates.baseline, self.cfg.gates.max_regression
+            regression = None
+            if base is not None and limit is not None:
+                if self._baseline is None:
+                    self._baseline = item_scores(base.as_dict())
+                regression = regression_of(self._baseline, suite, limit)
+            self.sequences[suite] = SuiteSequence(facts.run_order, gates, regression=regression)
         return self.sequences[suite]
 
     def _decided(self, suite: str, sequence: SuiteSequence) -> None:

@@ -4,8 +4,9 @@ A suite may stop early when it has a gate on a mean and every gate of it (a mini
 and a count known before the first item, ``kv/missing_labels``, aside: the verdict
 decides those from the suite's data) is on the mean of a metric with a finite declared
 range, or on its interval's bound on the side the gate asks (``:ci_low >=``, ``:ci_high <=``)
-(:func:`plugins.verdict.sequential_gates.sequential_gate`), and no regression check
-against a baseline needs all its items. Its groups (the units that share a prompt prefix,
+(:func:`plugins.verdict.sequential_gates.sequential_gate`), and each metric a regression
+check against a baseline compares (``--baseline --max-regression``) has a finite range
+(its paired sequence decides it). Its groups (the units that share a prompt prefix,
 run on one worker, consecutively) then run in a pseudo-random order fixed by the order
 seed: ranked by SHA-256 of the seed and the group's id, so the order is the same on every
 machine, worker and Python, and a group's items stay together (the prefix cache still
@@ -65,20 +66,36 @@ def stops_when_decided(config: pytest.Config, cfg: RunConfig) -> bool:
     return wanted
 
 
-def stop_ranges(cfg: RunConfig, suite: Suite) -> dict[str, list[float]] | None:
-    """The declared range of each gated metric of ``suite`` when every gate of it can be
-    decided by a confidence sequence (see the module docstring), else None."""
+def _finite(suite: Suite, metric: str) -> list[float] | None:
+    low, high = suite.score_range(metric)
+    if suite.knows_metric(metric) and math.isfinite(low) and math.isfinite(high) and high > low:
+        return [float(low), float(high)]
+    return None
+
+
+def stop_ranges(
+    cfg: RunConfig, suite: Suite, compared: Collection[str] = ()
+) -> dict[str, list[float]] | None:
+    """The declared range of each gated or compared metric of ``suite`` when every gate of
+    it and every regression check can be decided by a confidence sequence (see the module
+    docstring), else None.
+
+    Args:
+        compared: the metrics of the suite (without its prefix) the baseline scored, when
+            the run checks for regressions (``--baseline --max-regression``).
+    """
     gates = [g for g in cfg.gates.thresholds if g.suite == suite.name]
     ranges = {}
     for gate in gates:
         metric = gate.metric.partition("/")[2]
-        if gate.stat in ("mean", "ci_low", "ci_high") and suite.knows_metric(metric):
-            low, high = suite.score_range(metric)
-            if math.isfinite(low) and math.isfinite(high) and high > low:
-                ranges[metric] = [float(low), float(high)]
-    regression = cfg.gates.baseline is not None and cfg.gates.max_regression is not None
+        if gate.stat in ("mean", "ci_low", "ci_high") and (bounds := _finite(suite, metric)):
+            ranges[metric] = bounds
+    for metric in compared:
+        if (bounds := _finite(suite, metric)) is None:
+            return None  # a metric no sequence can compare: every item runs
+        ranges[metric] = bounds
     deciding = [g for g in gates if g.stat != "n" and not known_before_items(g)]
-    if regression or not deciding or not all(sequential_gate(g, ranges) for g in deciding):
+    if not (deciding or compared) or not all(sequential_gate(g, ranges) for g in deciding):
         return None
     return ranges
 

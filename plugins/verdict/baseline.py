@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "compare_records", "paired_bootstrap", "baseline_section", "partial_baseline",
-    "protocol_changes",
+    "protocol_changes", "item_scores", "compared_metrics",
 ]  # fmt: skip
 
 
@@ -73,7 +73,13 @@ def protocol_changes(
     return changes
 
 
-def _scores(record: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+def item_scores(record: Mapping[str, Any]) -> dict[str, dict[str, float]]:
+    """``suite/metric -> item id -> score`` over a record's scored items (``outcome``
+    passed, the score not None): what :func:`compare_records` pairs.
+
+    Args:
+        record: a run record as JSON data (its ``items``).
+    """
     out: dict[str, dict[str, float]] = {}
     for item in record.get("items", []):
         if item.get("outcome", "passed") != "passed":
@@ -82,6 +88,20 @@ def _scores(record: Mapping[str, Any]) -> dict[str, dict[str, float]]:
             if value is not None:
                 out.setdefault(f"{item['suite']}/{metric}", {})[item["id"]] = float(value)
     return out
+
+
+def compared_metrics(baseline: RunRecord, suite: str) -> list[str]:
+    """The metrics (without the suite prefix) of ``suite`` that ``baseline`` scored on some
+    item: those a regression check against it compares (:func:`compare_records`)."""
+    return sorted(
+        {
+            metric
+            for it in baseline.items
+            if it.suite == suite and it.outcome == "passed"
+            for metric, value in it.scores.items()
+            if value is not None
+        }
+    )
 
 
 def compare_records(
@@ -97,7 +117,7 @@ def compare_records(
     Returns:
         One :class:`Comparison` per ``suite/metric``, sorted by metric.
     """
-    cur, base = _scores(current), _scores(baseline)
+    cur, base = item_scores(current), item_scores(baseline)
     results = []
     for metric in sorted(set(cur) | set(base)):
         c, b = cur.get(metric, {}), base.get(metric, {})

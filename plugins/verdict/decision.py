@@ -20,7 +20,7 @@ from typing import Any
 
 from extractbench.plugins.record import RunRecord, Selection, SpeedStats, outcome_counts
 from extractbench.plugins.verdict.aggregate import aggregate
-from extractbench.plugins.verdict.baseline import baseline_section
+from extractbench.plugins.verdict.baseline import baseline_section, item_scores
 from extractbench.plugins.verdict.counts import DATA_FIGURES, data_values
 from extractbench.plugins.verdict.exit_codes import (
     INTERNAL_ERROR,
@@ -31,7 +31,9 @@ from extractbench.plugins.verdict.exit_codes import (
 )
 from extractbench.plugins.verdict.gates import Gate, evaluate_gates
 from extractbench.plugins.verdict.sequential_gates import (
+    SuiteSequence,
     decided_by,
+    decided_comparison,
     mark_stopped_early,
     replay,
 )
@@ -146,29 +148,75 @@ def _complete(record: RunRecord, refused: list[str], not_run: int) -> bool:
 
 
 def _sequential(
-    record: RunRecord, gates: GateSet, entries: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], int]:
+    record: RunRecord,
+    gates: GateSet,
+    entries: list[dict[str, Any]],
+    baseline: dict[str, Any] | None,
+) -> tuple[list[dict[str, Any]], int, dict[str, SuiteSequence]]:
     """The gates of suites that ran in a random order (``--stop-when-decided``) that their
     confidence sequences decided, from the record's items in run order
-    (:mod:`plugins.verdict.sequential_gates`); and how many items the early stop left out
-    of suites whose every gate was so decided (a regression check, ``--max-regression``,
-    needs every item)."""
-    sequences = replay(record.suites, record.items, gates.thresholds)
+    (:mod:`plugins.verdict.sequential_gates`); how many items the early stop left out of
+    suites whose every gate and regression check was so decided; and the sequences.
+
+    Args:
+        baseline: the ``--baseline`` record as JSON data (with ``--max-regression``: its
+            regression checks are decided by paired sequences), or None. A record decided
+            again without it (``extractbench report``) takes a suite's recorded checks as
+            decided when each carries its ``sequence``.
+    """
+    checks = baseline is not None and gates.max_regression is not None
+    sequences = replay(
+        record.suites, record.items, gates.thresholds,
+        item_scores(baseline) if checks and baseline is not None else None,
+        gates.max_regression if checks else None,
+    )  # fmt: skip
     out = list(entries)
     for i, gate in enumerate(gates.thresholds):
         seq = sequences.get(gate.suite)
         if seq is not None and gate.expression in seq.decisions:
             out[i] = decided_by(seq.decisions[gate.expression], gate)
-    recorded = gates.recorded_baseline or {}
-    regression = (gates.baseline is not None and gates.max_regression is not None) or (
-        recorded.get("max_regression") is not None
-    )
+    recorded = gates.recorded_baseline if baseline is None else None
+    if recorded is None or recorded.get("max_regression") is None:
+        recorded = None
+
+    def checked(suite: str) -> bool:
+        """Without the baseline, a suite's recorded checks decided by their sequences."""
+        return recorded is None or all(
+            c.get("sequence") is not None
+            for c in recorded.get("comparisons", [])
+            if str(c["metric"]).startswith(f"{suite}/") and c.get("n_shared")
+        )
+
     not_run = sum(
         len(record.suites[name].run_order.not_run)  # type: ignore[union-attr]
         for name, seq in sequences.items()
-        if seq.decided and not regression
+        if seq.decided and checked(name)
     )
-    return out, not_run
+    return out, not_run, sequences
+
+
+def _stopped_checks(
+    section: dict[str, Any], record: RunRecord, sequences: dict[str, SuiteSequence]
+) -> None:
+    """A suite the early stop cut short has its regression checks decided by its paired
+    sequences: each such comparison carries the sequence's decision and bounds
+    (:func:`plugins.verdict.sequential_gates.decided_comparison`); a suite that ran every
+    item keeps the full-run rule's."""
+    stopped = []
+    for i, comparison in enumerate(section["comparisons"]):
+        suite, _, metric = str(comparison["metric"]).partition("/")
+        seq, info = sequences.get(suite), record.suites.get(suite)
+        order = info.run_order if info is not None else None
+        if seq is None or order is None or not order.not_run or metric not in seq.regressions:
+            continue
+        section["comparisons"][i] = decided_comparison(comparison, seq.regressions[metric])
+        if suite not in stopped:
+            stopped.append(suite)
+    if stopped:
+        section["reason"] += (
+            f"; {', '.join(stopped)} stopped early (--stop-when-decided): regression decided "
+            "by the paired sequence over the shared items"
+        )
 
 
 def _undecided(gate: dict[str, Any], why: str) -> dict[str, Any]:
@@ -267,13 +315,15 @@ def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
         chosen,
         dict(selection.skipped), failed, dict(selection.unloaded),
     )  # fmt: skip
-    entries, not_run = _sequential(record, gates, [r.to_dict() for r in results])
+    base = gates.baseline.as_dict() if gates.baseline is not None else None
+    entries, not_run, sequences = _sequential(record, gates, [r.to_dict() for r in results], base)
     baseline = gates.recorded_baseline
-    if gates.baseline is not None:
+    if gates.baseline is not None and base is not None:
         baseline = baseline_section(
-            {"items": scored}, gates.baseline.as_dict(), gates.max_regression,
+            {"items": scored}, base, gates.max_regression,
             gates.allow_incomparable, gates.allow_partial,
         )  # fmt: skip
+        _stopped_checks(baseline, record, sequences)
         base_speed = speed_stats(it.model_dump() for it in gates.baseline.items)
         baseline["max_slowdown"] = gates.max_slowdown
         baseline["speed"] = [

@@ -43,6 +43,18 @@ were drawn, so no level is waited for. A group with a failed item or an
 unscored gated metric ends the sequence: the suite then runs to the end and its gates are
 decided as without ``--stop-when-decided``.
 
+A regression check against a baseline (``--baseline B --max-regression D``) is decided by
+its own sequence, one per compared metric: over the suite's items the baseline scored (a
+finite population of ``N`` shared items), the per-item difference ``current - baseline``
+scaled by the metric's range lies in [-1, 1] and is mapped to ``(d + 1) / 2`` in [0, 1]; the
+groups holding shared items are drawn in run order without replacement (one update per
+group, as for a gate), and the without-replacement sequence bounds the mean difference over
+all ``N`` shared items. "No regression" once its lower bound is above ``-D``, "regression"
+once its upper bound is below ``-D``, each wrong with probability at most ``alpha``; a
+check still open when every shared item ran is left to the full-run rule
+(:func:`plugins.verdict.baseline.compare_records`: ``delta < -D`` and the paired bootstrap's
+upper bound below 0), exactly as without the option.
+
 The live run's controller (:mod:`plugins.run.early_stop`) and :func:`plugins.verdict.decide`
 feed the same :class:`SuiteSequence`, one from the arriving items, the other from the
 run record, so both reach the same decision.
@@ -64,7 +76,9 @@ from extractbench.plugins.verdict.sequential import METHOD, METHOD_IID, HedgedCS
 
 __all__ = [
     "SuiteSequence", "sequential_gate", "known_before_items", "group_draw", "item_bounds",
-    "decided_by", "mark_stopped_early", "replay",
+    "decided_by", "mark_stopped_early", "replay", "Regression", "RegressionDecision",
+    "regression_of", "decided_comparison", "paired_value", "difference_bounds",
+    "paired_sequence",
 ]  # fmt: skip
 
 ALPHA = 0.05  # each side's error level of a gate: a wrong PASS, and a wrong FAIL, at most 5%
@@ -147,6 +161,133 @@ class Decision:
     sequence: GateSequence
 
 
+@dataclass(frozen=True)
+class Regression:
+    """A regression check of one suite against a baseline (``--baseline --max-regression``).
+
+    Attributes:
+        max_regression: ``D``, the largest tolerated drop of a mean, in the metric's unit.
+        baseline: metric (without the suite prefix) -> item id -> the baseline's score, over
+            the baseline's scored items (what :func:`plugins.verdict.baseline.compare_records`
+            pairs).
+    """
+
+    max_regression: float
+    baseline: Mapping[str, Mapping[str, float]]
+
+
+def regression_of(
+    scores: Mapping[str, Mapping[str, float]], suite: str, max_regression: float | None
+) -> Regression | None:
+    """``suite``'s :class:`Regression` from a baseline's ``suite/metric -> id -> score``
+    (:func:`plugins.verdict.baseline.baseline_scores`), or None without ``max_regression``."""
+    if max_regression is None:
+        return None
+    prefix = f"{suite}/"
+    return Regression(
+        max_regression,
+        {k.removeprefix(prefix): v for k, v in scores.items() if k.startswith(prefix)},
+    )
+
+
+@dataclass(frozen=True)
+class RegressionDecision:
+    """A regression check decided by its sequence: ``failed`` (a regression beyond ``D``)
+    and the :class:`GateSequence` of the mean difference (its ``n`` and ``population``
+    count shared items; ``low``, ``high`` and ``mean`` are of ``current - baseline`` in the
+    metric's unit)."""
+
+    failed: bool
+    sequence: GateSequence
+
+
+def paired_value(current: np.ndarray, baseline: np.ndarray) -> np.ndarray:
+    """An item's paired difference mapped into [0, 1]: ``(d + 1) / 2`` with
+    ``d = current - baseline`` in [-1, 1] (both scores scaled to [0, 1] by the metric's
+    range), the values the hedged capital process takes."""
+    return (np.asarray(current, dtype=float) - np.asarray(baseline, dtype=float) + 1) / 2
+
+
+def difference_bounds(
+    cs: HedgedCS,
+    totals: np.ndarray,
+    n: int | np.ndarray,
+    groups: int,
+    population: int,
+    largest: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The paired sequence's bounds on the mean difference over every shared item, in
+    [-1, 1]: :func:`item_bounds` of the groups' :func:`paired_value` sums (``totals``),
+    mapped back by ``d = 2 v - 1``.
+
+    Args:
+        cs: the without-replacement sequence over the ``groups`` groups with shared items.
+        totals: shape ``(runs,)``: the sum of the shared items' paired values so far.
+        n: the shared items so far; population: N, the shared items; largest: the most
+            shared items of one group.
+
+    Returns:
+        (low, high), each shape ``(runs,)``.
+    """  # fmt: skip
+    low, high = item_bounds(cs, totals, n, groups, population, largest)  # type: ignore[arg-type]
+    return 2 * low - 1, 2 * high - 1
+
+
+def paired_sequence(groups: int, alpha: float = ALPHA, runs: int = 1) -> HedgedCS:
+    """The paired sequence of a regression check: the two-sided ``1 - 2 alpha`` sequence
+    for sampling the ``groups`` groups with shared items without replacement (the mean
+    difference over a finite list of shared items: at ``n = N`` its bounds are that mean)."""
+    return HedgedCS(max(groups, 1), 2 * alpha, runs=runs)
+
+
+class _PairedSequence:
+    """The without-replacement sequence of one metric's mean paired difference over the
+    shared items (see the module docstring); its draws are the groups holding shared
+    items, each ``sum((d_i + 1) / 2) / k`` over the group's shared items, ``k`` the most
+    shared items of a group."""
+
+    def __init__(
+        self,
+        groups: Sequence[Sequence[str]],
+        baseline: Mapping[str, float],
+        scale: Sequence[float],
+        alpha: float,
+    ) -> None:
+        low, high = scale
+        # the baseline's scores scaled to [0, 1] as the run's are (a score outside its
+        # declared range fails its item, so none is expected here)
+        self.baseline = {
+            i: min(max((b - low) / (high - low), 0.0), 1.0) for i, b in baseline.items()
+        }
+        shared = [[i for i in group if i in baseline] for group in groups]
+        self.groups = sum(1 for g in shared if g)
+        self.population = sum(len(g) for g in shared)
+        self.largest = max((len(g) for g in shared), default=1)
+        self.cs = paired_sequence(self.groups, alpha)
+        self.total = 0.0  # sum of (d_i + 1) / 2 so far
+        self.diff = 0.0  # sum of d_i so far
+        self.n = 0
+
+    def take(self, values: Sequence[tuple[str, float]]) -> None:
+        """A group's items (id, current score scaled to [0, 1]) in run order."""
+        pairs = [(c, self.baseline[i]) for i, c in values if i in self.baseline]
+        if not pairs:
+            return  # no shared item: not one of this sequence's draws
+        current, base = (np.array(v) for v in zip(*pairs, strict=True))
+        shifted = math.fsum(paired_value(current, base))
+        self.total += shifted
+        self.diff += math.fsum(current - base)
+        self.n += len(pairs)
+        self.cs.update(group_draw(np.array([shifted]), self.largest))
+
+    def bounds(self) -> tuple[float, float]:
+        """The bounds of the mean difference over every shared item, scaled, in [-1, 1]."""
+        low, high = difference_bounds(
+            self.cs, np.array([self.total]), self.n, self.groups, self.population, self.largest
+        )
+        return float(low[0]), float(high[0])
+
+
 class SuiteSequence:
     """The gates of one suite, decided as its groups complete in run order.
 
@@ -156,9 +297,19 @@ class SuiteSequence:
             a minimum n among them sets how many items a decision needs).
         alpha: the error level of each side of each gate (the sequence is the two-sided
             ``1 - 2 alpha`` one).
+        regression: the suite's regression check against a baseline, or None: each metric
+            the baseline scored on items of the suite gets its paired sequence (a metric
+            without a finite range in ``order.ranges`` needs every item: the suite is then
+            never decided early).
     """
 
-    def __init__(self, order: RunOrder, gates: Iterable[Gate], alpha: float = ALPHA) -> None:
+    def __init__(
+        self,
+        order: RunOrder,
+        gates: Iterable[Gate],
+        alpha: float = ALPHA,
+        regression: Regression | None = None,
+    ) -> None:
         gates = list(gates)
         self.order, self.alpha = order, alpha
         self.gates = [g for g in gates if sequential_gate(g, order.ranges)]
@@ -183,6 +334,19 @@ class SuiteSequence:
             if g.stat != "mean"
         }
         self._sums = dict.fromkeys(self._metrics, 0.0)
+        self.regression = regression
+        self._paired: dict[str, _PairedSequence] = {}
+        self.regressions: dict[str, RegressionDecision] = {}
+        self.unpaired: list[str] = []  # compared metrics no sequence decides: every item runs
+        for metric, scores in sorted((regression.baseline if regression else {}).items()):
+            if not any(i in scores for i in self._group_of):
+                continue  # no shared item: nothing to compare ("not comparable")
+            if metric in order.ranges and all(map(math.isfinite, order.ranges[metric])):
+                self._paired[metric] = _PairedSequence(
+                    order.groups, scores, order.ranges[metric], alpha
+                )
+            else:
+                self.unpaired.append(metric)
         self._arrived: dict[str, tuple[bool, Mapping[str, float | None], Any]] = {}
         self._strata: dict[str, int] = {}  # level of order.stratum -> items taken
         self.next_group = 0
@@ -195,9 +359,11 @@ class SuiteSequence:
         """Every gate of the suite is decided by its sequence (its other items need not
         run)."""
         return (
-            bool(self.gates)
+            bool(self.gates or self._paired)
             and not self.others
+            and not self.unpaired
             and all(g.expression in self.decisions for g in self.gates)
+            and all(m in self.regressions for m in self._paired)
         )
 
     def add(
@@ -222,14 +388,17 @@ class SuiteSequence:
             self.blocked = "an item of the suite failed"
             return
         draws = {}
-        for metric in self._metrics:
+        for metric in sorted({*self._metrics, *self._paired}):
             low, high = self.order.ranges[metric]
             values = [scores.get(metric) for _, scores, _ in rows]
             if any(v is None for v in values):
                 self.blocked = f"an item has no {metric} score"
                 return
             draws[metric] = [(float(v) - low) / (high - low) for v in values]  # type: ignore[arg-type]
-        for metric, values in draws.items():
+        for metric, paired in self._paired.items():
+            paired.take(list(zip(group, draws[metric], strict=True)))
+        for metric in self._metrics:
+            values = draws[metric]
             self._sums[metric] += math.fsum(values)
             draw = group_draw(np.array([math.fsum(values)]), self._scale)
             self._cs[metric].update(draw)
@@ -256,6 +425,7 @@ class SuiteSequence:
         return lo + (hi - lo) * float(low[0]), lo + (hi - lo) * float(high[0])
 
     def _check(self) -> None:
+        self._check_regressions()
         complete = self.n >= self.population
         for gate in self.gates:
             if gate.expression in self.decisions or self.n < self._floor[gate.expression]:
@@ -280,6 +450,49 @@ class SuiteSequence:
                     strata_total=len(self.order.strata),
                 )  # fmt: skip
                 self.decisions[gate.expression] = Decision(passed, sequence)
+
+    def _check_regressions(self) -> None:
+        """Decide each paired sequence whose bounds clear ``-D``: "no regression" when the
+        lower bound of the mean difference is above it, "regression" when the upper bound
+        is below it; one still open after its last shared item is the full-run rule's."""
+        if self.regression is None:
+            return
+        for metric, paired in self._paired.items():
+            if metric in self.regressions or not paired.n or paired.n >= paired.population:
+                continue
+            lo, hi = self.order.ranges[metric]
+            low, high = ((hi - lo) * b for b in paired.bounds())
+            limit = -self.regression.max_regression
+            failed = True if high < limit else False if low > limit else None
+            if failed is None:
+                continue
+            sequence = GateSequence(
+                method=METHOD, level=1 - 2 * self.alpha, alpha_per_side=self.alpha,
+                n=paired.n, population=paired.population, low=low, high=high,
+                mean=(hi - lo) * paired.diff / paired.n,
+                order_seed=self.order.seed, order_seed_given=self.order.seed_given,
+            )  # fmt: skip
+            self.regressions[metric] = RegressionDecision(failed, sequence)
+
+
+def decided_comparison(comparison: dict[str, Any], decision: RegressionDecision) -> dict[str, Any]:
+    """The record's comparison (``baseline.comparisons[]``) of a regression check its
+    sequence decided: ``failed`` is the sequence's, ``ci_low``/``ci_high`` its anytime-valid
+    bounds of the mean difference over every shared item, ``sequence`` how it decided, and
+    the verdict says so (``delta`` stays the mean over the shared items that ran)."""
+    seq = decision.sequence
+    word = "regression" if decision.failed else "no regression"
+    side = "upper" if decision.failed else "lower"
+    verdict = (
+        f"{word} beyond the tolerated drop: decided after {seq.n:,} of {seq.population:,} "
+        f"shared items, mean difference in [{seq.low:+.4f}, {seq.high:+.4f}] (anytime-valid, "
+        f"each side's error <= {seq.alpha_per_side:.1%}; its {side} bound "
+        f"{'below' if decision.failed else 'above'} the tolerated drop)"
+    )
+    return {
+        **comparison, "ci_low": seq.low, "ci_high": seq.high, "verdict": verdict,
+        "failed": decision.failed, "sequence": seq.model_dump(),
+    }  # fmt: skip
 
 
 def decided_by(decision: Decision, gate: Gate) -> dict[str, Any]:
@@ -324,7 +537,11 @@ def mark_stopped_early(aggregates: dict[str, dict[str, Any]], suites: Mapping[st
 
 
 def replay(
-    suites: Mapping[str, Any], items: Iterable[Any], gates: Sequence[Gate]
+    suites: Mapping[str, Any],
+    items: Iterable[Any],
+    gates: Sequence[Gate],
+    baseline: Mapping[str, Mapping[str, float]] | None = None,
+    max_regression: float | None = None,
 ) -> dict[str, SuiteSequence]:
     """Each suite of a run record that ran in a random order (``suites.NAME.run_order``),
     its sequence fed with the record's items as the live run's controller was.
@@ -334,9 +551,16 @@ def replay(
         items: the record's item entries (``id``, ``suite``, ``outcome``, ``scores``,
             ``meta``).
         gates: the gates the record is decided on.
+        baseline, max_regression: the baseline's ``suite/metric -> id -> score``
+            (:func:`plugins.verdict.baseline.baseline_scores`) and ``--max-regression``: each
+            suite's regression check is then decided by its paired sequences.
     """
     out = {
-        name: SuiteSequence(info.run_order, [g for g in gates if g.suite == name])
+        name: SuiteSequence(
+            info.run_order,
+            [g for g in gates if g.suite == name],
+            regression=regression_of(baseline or {}, name, max_regression),
+        )  # fmt: skip
         for name, info in suites.items()
         if info.run_order is not None
     }
