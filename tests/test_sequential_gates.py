@@ -169,14 +169,27 @@ def test_items_left_out_of_a_suite_its_sequence_did_not_decide_make_the_run_inco
         assert verdict.gates[0]["passed"] is None
 
 
-@pytest.mark.parametrize(("max_regression", "word"), [(None, "PASS"), (0.02, "INCOMPLETE")])
-def test_a_regression_check_needs_every_item_a_baseline_alone_does_not(max_regression, word):
+SEQUENCE = {"method": "m", "level": 0.9, "n": 60, "population": 500, "low": -0.01, "high": 0.02,
+            "mean": 0.0}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("max_regression", "sequence", "word"),
+    [(None, None, "PASS"), (0.02, None, "INCOMPLETE"), (0.02, SEQUENCE, "PASS")],
+)
+def test_a_regression_check_needs_every_item_unless_its_sequence_decided_it(
+    max_regression, sequence, word
+):
+    """A record decided again without its baseline (``extractbench report``): a stopped
+    suite whose recorded regression check was decided at fixed n over the items that ran
+    is incomplete; one its paired sequence decided is not."""
     from extractbench.plugins.record import SCHEMA_VERSION, parse_record
     from extractbench.plugins.verdict.decision import GateSet, decide
 
     values = {i: float(k % 4 != 0) for k, i in enumerate(ids(500))}
     data = {"schema_version": SCHEMA_VERSION, "run_id": "t"} | record_facts(values, ran=120)
     record = parse_record(data)
-    recorded = {"max_regression": max_regression, "failed": False, "comparisons": []}
+    check = {"metric": "s/accuracy", "n_shared": 120, "failed": False, "sequence": sequence}
+    recorded = {"max_regression": max_regression, "failed": False, "comparisons": [check]}
     gates = GateSet((parse_gate("s/accuracy>=0.3"),), recorded_baseline=recorded)
     assert decide(record, gates, record.selection).word == word
