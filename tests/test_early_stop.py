@@ -213,3 +213,52 @@ def test_usage_errors_are_one_line(toy100, setting, args, says):
     result, _ = run(toy100, *args)
     assert result.ret == 4
     assert says in result.stderr.str() + result.stdout.str()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_after_a_stop_every_report_shows_the_anytime_bounds_and_marks_the_mean(toy100, mode):
+    """The terminal table, the markdown summary and the HTML Scores table give each metric
+    of a stopped suite (the gated one and the other, ``length``) the anytime-valid bounds
+    of its suite's sequence, its mean marked as a stopped estimate with a one-line legend,
+    and no breakdown row an interval, none under a "95% CI" header."""
+    page, summary = toy100.path / "report.html", toy100.path / "summary.md"
+    result, record = run(
+        toy100, "--stop-when-decided", "--gate", "toy/accuracy>=0.2", f"--html={page}",
+        f"--summary-md={summary}", *mode,
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()
+    assert record["counts"]["not_run"] > 0
+    gate_seq = record["gates"][0]["sequence"]
+    rows = {}
+    for key in ("toy/accuracy", "toy/length"):
+        agg = record["aggregates"][key]
+        assert agg["stopped_early"] is True and agg["ci_method"].startswith("anytime-valid")
+        assert agg["ci_low"] <= agg["mean"] <= agg["ci_high"]
+        rows[key] = f"[{agg['ci_low']:.4f}, {agg['ci_high']:.4f}] anytime"
+        for sub in agg["breakdowns"]["key"].values():
+            assert sub["stopped_early"] is True and sub["ci_method"].startswith("none")
+    # the gated metric's bounds are its gate's sequence's (wider or equal: a few more
+    # items may have run after the decision, and the bounds only narrow)
+    acc = record["aggregates"]["toy/accuracy"]
+    assert gate_seq["low"] <= acc["ci_low"] and acc["ci_high"] <= gate_seq["high"]
+    legend = "† stopped estimate (--stop-when-decided)"
+    out = result.stdout.str()
+    table = out.split("suite  metric", 1)[1].split(legend, 1)[0]
+    header = table.splitlines()[0]
+    assert "interval" in header and "95%" not in header
+    for key, bounds in rows.items():
+        line = next(x for x in table.splitlines() if f" {key.split('/')[1]} " in f" {x} ")
+        assert f"{record['aggregates'][key]['mean']:.4f}†" in line and bounds in line
+    levels = [x for x in table.splitlines() if "key=" in x]
+    assert levels and all("†" in x and "[" not in x and "–" in x for x in levels)
+    assert legend in out
+    md = summary.read_text(encoding="utf-8")
+    assert "| suite | metric | mean | interval | n | gate |" in md and legend in md
+    assert all(bounds in md for bounds in rows.values())
+    html = page.read_text(encoding="utf-8")
+    scores = html.split('id="score-table"')[1].split("</table>")[0]
+    assert "95% CI" not in scores and "<th>interval</th>" in scores
+    assert all(bounds in scores for bounds in rows.values()) and scores.count("†") == 2
+    assert 'id="stopped-legend"' in html and legend in html
+    breakdowns = html.split('id="breakdowns"')[1].split("</table>")[0]
+    assert "95% CI" not in breakdowns and "[0." not in breakdowns

@@ -5,13 +5,45 @@ skipped test with that message, the terminal, markdown and HTML by suite)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from extractbench.plugins.record import GateSequence, RunRecord
+from extractbench.plugins.record import Aggregate, GateSequence, RunRecord
+from extractbench.plugins.verdict.sequential_gates import ANYTIME
 
-__all__ = ["NotRun", "not_run_items", "decided_lines", "sequence_text", "NOT_RUN"]
+__all__ = [
+    "NotRun", "not_run_items", "decided_lines", "sequence_text", "NOT_RUN", "STOPPED_MARK",
+    "STOPPED_LEGEND", "stopped_interval", "interval_head", "any_stopped",
+]  # fmt: skip
 
 NOT_RUN = "not run: decided early"
+STOPPED_MARK = "†"  # beside a mean that is a stopped estimate
+STOPPED_LEGEND = (
+    f"{STOPPED_MARK} stopped estimate (--stop-when-decided): the mean of the items that ran "
+    "before the suite was decided; its interval is the anytime-valid bounds of the suite's "
+    "mean over every selected item (each side's error <= 5%), not a fixed-n 95% interval; a "
+    "breakdown row after a stop shows none"
+)
+
+
+def any_stopped(aggregates: Mapping[str, Aggregate]) -> bool:
+    """Whether an aggregate of the record is a stopped estimate (its suite stopped early)."""
+    return any(a.stopped_early for a in aggregates.values())
+
+
+def interval_head(aggregates: Mapping[str, Aggregate]) -> str:
+    """The interval column's header: ``95% CI``, or ``interval`` where a row is a stopped
+    estimate (its interval is the anytime-valid bounds, or none)."""
+    return "interval" if any_stopped(aggregates) else "95% CI"
+
+
+def stopped_interval(agg: Aggregate) -> str:
+    """The interval cell of a stopped estimate: ``[low, high] anytime`` (the anytime-valid
+    bounds of its suite's sequence) or ``–`` (none: a breakdown row, or a metric whose
+    range is not finite)."""
+    if agg.ci_method != ANYTIME:
+        return "–"
+    return f"[{agg.ci_low:.4f}, {agg.ci_high:.4f}] anytime"
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,15 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from extractbench.plugins.outputs.early_stop_report import not_run_items, sequence_text
+from extractbench.plugins.outputs.early_stop_report import (
+    STOPPED_LEGEND,
+    STOPPED_MARK,
+    any_stopped,
+    interval_head,
+    not_run_items,
+    sequence_text,
+    stopped_interval,
+)
 from extractbench.plugins.outputs.html_items import as_text, item_rows, score_text
 from extractbench.plugins.outputs.metric_facts import (
     MIN_INTERVAL_N,
@@ -44,9 +52,10 @@ _ENV = Environment(
 )
 _ENV.filters["text"] = as_text
 _ENV.filters["score"] = score_text
+_ENV.filters["stopped_ci"] = stopped_interval
 
 _GATE_FIELDS = {"expression", "metric", "op", "threshold", "source", "value", "passed", "reason"}
-_AGGREGATE_FIELDS = {"mean", "ci_low", "ci_high", "n", "ci_method", "breakdowns"}
+_AGGREGATE_FIELDS = {"mean", "ci_low", "ci_high", "n", "ci_method", "breakdowns", "stopped_early"}
 
 
 def _extra(model: Any, known: set[str]) -> dict[str, Any]:
@@ -188,6 +197,9 @@ def page_html(
         min_interval_n=MIN_INTERVAL_N,
         min_plot_n=MIN_PLOT_N,
         too_small=TOO_SMALL,
+        ci_head=interval_head(record.aggregates),
+        stopped_legend=STOPPED_LEGEND if any_stopped(record.aggregates) else "",
+        stopped_mark=STOPPED_MARK,
         self_judged=sorted(facts.self_judged),
         figures=shown,
         figure_groups=sorted({f["group"] for f in shown}, key=lambda g: (g != "run", g)),

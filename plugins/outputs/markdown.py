@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from extractbench.plugins.outputs.early_stop_report import NOT_RUN, decided_lines
+from extractbench.plugins.outputs.early_stop_report import (
+    NOT_RUN,
+    STOPPED_LEGEND,
+    STOPPED_MARK,
+    any_stopped,
+    decided_lines,
+    interval_head,
+    stopped_interval,
+)
 from extractbench.plugins.outputs.speed_report import gate_condition, gate_warnings, speed_markdown
 from extractbench.plugins.record import RunRecord
 from extractbench.plugins.verdict.counts import missing_label_lines
@@ -57,7 +65,7 @@ def summary_markdown(
         + ("" if record.complete else ", **incomplete run**")
         + ".",
         "",
-        "| suite | metric | mean | 95% CI | n | gate |",
+        f"| suite | metric | mean | {interval_head(record.aggregates)} | n | gate |",
         "|---|---|---:|---|---:|---|",
     ]
     by_metric: dict[str, list[str]] = {}
@@ -66,9 +74,12 @@ def summary_markdown(
         by_metric.setdefault(g.metric, []).append(f"{state} {gate_condition(g)}")
     for key, agg in record.aggregates.items():
         suite, metric = key.split("/", 1)
-        ci = f"[{_f(agg.ci_low)}, {_f(agg.ci_high)}]"
+        ci = (
+            stopped_interval(agg) if agg.stopped_early else f"[{_f(agg.ci_low)}, {_f(agg.ci_high)}]"
+        )
+        mean = _f(agg.mean) + (STOPPED_MARK if agg.stopped_early else "")
         lines.append(
-            f"| {suite} | {metric} | {_f(agg.mean)} | {ci} | {agg.n} | {', '.join(by_metric.get(key, []))} |"
+            f"| {suite} | {metric} | {mean} | {ci} | {agg.n} | {', '.join(by_metric.get(key, []))} |"
         )
     for key in dict.fromkeys(g.metric for g in gates if g.metric not in record.aggregates):
         first = next(g for g in gates if g.metric == key)  # a speed figure, a minimum n
@@ -77,6 +88,8 @@ def summary_markdown(
         lines.append(
             f"| {suite} | {metric} | {value} | – | {first.n or 0} | {', '.join(by_metric[key])} |"
         )
+    if any_stopped(record.aggregates):
+        lines += ["", STOPPED_LEGEND]
     lines += speed_markdown(record)
     warned = gate_warnings(record)
     if warned:
@@ -94,7 +107,7 @@ def summary_markdown(
             "",
             f"### Against baseline `{base.run_id}` ({base.model})",
             "",
-            "| metric | baseline | current | Δ (paired) | 95% CI | shared | only here / only baseline | verdict |",
+            f"| metric | baseline | current | Δ (paired) | {interval_head(record.aggregates)} | shared | only here / only baseline | verdict |",
             "|---|---:|---:|---:|---|---:|---|---|",
         ]
         for c in comparisons:

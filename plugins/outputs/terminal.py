@@ -9,7 +9,15 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
-from extractbench.plugins.outputs.early_stop_report import NOT_RUN, decided_lines
+from extractbench.plugins.outputs.early_stop_report import (
+    NOT_RUN,
+    STOPPED_LEGEND,
+    STOPPED_MARK,
+    any_stopped,
+    decided_lines,
+    interval_head,
+    stopped_interval,
+)
 from extractbench.plugins.outputs.endpoint_stats import endpoint_lines
 from extractbench.plugins.outputs.metric_facts import (
     TOO_SMALL,
@@ -48,9 +56,15 @@ def _fmt(x: float | None) -> str:
 
 
 def _ci(agg: Aggregate) -> str:
+    if agg.stopped_early:
+        return stopped_interval(agg)
     if not interval_shown(agg.n):
         return TOO_SMALL
     return f"[{_fmt(agg.ci_low)}, {_fmt(agg.ci_high)}]"
+
+
+def _mean(agg: Aggregate) -> str:
+    return _fmt(agg.mean) + (STOPPED_MARK if agg.stopped_early else "")
 
 
 def score_table(
@@ -64,7 +78,11 @@ def score_table(
     The suites of ``own`` (the team's, :func:`metric_facts.suite_order`) come first. A
     metric of ``self_judged`` (``suite/metric`` keys: the model under test judged it) is
     marked ``[SELF-JUDGED]`` beside its name. A metric of fewer than
-    :data:`metric_facts.MIN_INTERVAL_N` items shows ``n too small`` for its interval.
+    :data:`metric_facts.MIN_INTERVAL_N` items shows ``n too small`` for its interval. A
+    stopped estimate (its suite stopped early) has its mean marked
+    :data:`early_stop_report.STOPPED_MARK` and the anytime-valid bounds for its interval
+    (a breakdown row none); the column is then headed ``interval`` and a legend line
+    follows the table.
 
     A suite that is not the team's and whose every metric has fewer items than that is one
     row (``7 metrics: in the HTML page and the record``), its gated metrics excepted, so a
@@ -86,7 +104,9 @@ def score_table(
     by_suite: dict[str, list[str]] = {}
     for key in aggregates:
         by_suite.setdefault(key.split("/", 1)[0], []).append(key)
-    rows: list[tuple[str, ...]] = [("suite", "metric", "mean", "95% CI", "n", "gate")]
+    rows: list[tuple[str, ...]] = [
+        ("suite", "metric", "mean", interval_head(aggregates), "n", "gate")
+    ]
     small = small_suites(aggregates, own)
     for suite in suite_order(by_suite, own):
         keys = by_suite[suite]
@@ -97,13 +117,13 @@ def score_table(
             agg = aggregates[key]
             metric = key.split("/", 1)[1]
             name = f"{metric} {SELF_JUDGED}" if key in self_judged else metric
-            rows.append((suite, name, _fmt(agg.mean), _ci(agg), str(agg.n), verdict(key)))
+            rows.append((suite, name, _mean(agg), _ci(agg), str(agg.n), verdict(key)))
             if suite not in own and key not in by_metric:
                 continue
             by, levels = next(iter((agg.breakdowns or {}).items()), ("", {}))  # the first one
             if len(levels) > 1:
                 for level, sub in levels.items():
-                    rows.append(("", f"  {by}={level}", _fmt(sub.mean), _ci(sub), str(sub.n), ""))
+                    rows.append(("", f"  {by}={level}", _mean(sub), _ci(sub), str(sub.n), ""))
         if folded:
             n = max(aggregates[k].n for k in folded)
             what = f"{len(folded)} metric{'s' * (len(folded) > 1)}: in the HTML page and record"
@@ -122,6 +142,8 @@ def score_table(
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
+    if any_stopped(aggregates):
+        lines.append(STOPPED_LEGEND)
     return lines
 
 

@@ -120,7 +120,10 @@ class Aggregate(_Model):
     """Mean, 95% CI and n of one ``suite/metric`` (``plugins.verdict.aggregate``), with
     the breakdowns by item attribute; ``stopped_early``: its suite was stopped once its
     gates were decided (``--stop-when-decided``), so the mean is a stopped estimate over
-    the items the data let run and the interval is not a fixed-n 95% one."""
+    the items the data let run: ``ci_low``/``ci_high`` are then the anytime-valid bounds of
+    the suite's mean (``ci_method`` says so), or, for a breakdown row or a metric without a
+    finite range, the fixed-n numbers kept for the record only (``ci_method`` "none: ...";
+    the reports show no interval)."""
 
     mean: float
     ci_low: float

@@ -102,6 +102,10 @@ class RunOrder(BaseModel):
             first), or None.
         strata: that attribute's levels among the suite's items.
         ranges: ``metric -> [low, high]``: each gated metric's declared range.
+        metric_ranges: ``pattern -> [low, high]``: the suite's declared ranges by metric
+            name pattern (``fnmatch``, first match wins; a metric none matches is in
+            [0, 1]; None: not finite), so the reports of a stopped suite give every
+            metric with a finite range its anytime-valid bounds.
         not_run: the items the early stop left out, in run order (empty when the suite's
             gates were not all decided before its last item).
     """
@@ -114,6 +118,7 @@ class RunOrder(BaseModel):
     stratum: str | None = None
     strata: list[str] = Field(default_factory=list)
     ranges: dict[str, list[float]] = Field(default_factory=dict)
+    metric_ranges: dict[str, list[float] | None] = Field(default_factory=dict)
     not_run: list[str] = Field(default_factory=list)
 
 

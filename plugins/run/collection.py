@@ -11,6 +11,7 @@ many a selection left out (the verdict refuses to decide gates on such a subset)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -172,7 +173,13 @@ def parametrize_suite(
                 if cfg.order_seed is not None
                 else order_seed(model_digest(model_info), [it.id for it in items])
             )
-            items, order = order_items(items, seed, stratum, ranges, seed_given=given)
+            declared: dict[str, list[float] | None] = {}
+            for pattern, low, high in suite.ranges:  # first match wins: keep the first
+                finite = math.isfinite(low) and math.isfinite(high)
+                declared.setdefault(pattern, [float(low), float(high)] if finite else None)
+            items, order = order_items(
+                items, seed, stratum, ranges, seed_given=given, metric_ranges=declared
+            )
     state.suites[name] = SuiteFacts(
         breakdown=list(suite.breakdown),
         items_total=len(data.items),

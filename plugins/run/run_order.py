@@ -119,6 +119,7 @@ def order_items(
     stratum: str | None,
     ranges: dict[str, list[float]],
     seed_given: bool = False,
+    metric_ranges: dict[str, list[float] | None] | None = None,
 ) -> tuple[list[Item], RunOrder]:
     """The items with their groups in the order fixed by ``seed`` (a group's items in
     their own order), and that order for the record.
@@ -129,6 +130,7 @@ def order_items(
         stratum: the suite's first breakdown attribute, or None.
         ranges: each gated metric's declared range (:func:`stop_ranges`).
         seed_given: ``seed`` is ``--order-seed``'s.
+        metric_ranges: the suite's declared ranges by metric pattern (``Suite.ranges``).
     """
     groups: dict[str, list[Item]] = {}
     for item in items:
@@ -137,7 +139,7 @@ def order_items(
     strata = sorted({str(it.meta.get(stratum)) for it in items}) if stratum else []
     order = RunOrder(
         seed=seed, seed_given=seed_given, groups=[[it.id for it in groups[g]] for g in ordered], stratum=stratum,
-        strata=strata, ranges=ranges,
+        strata=strata, ranges=ranges, metric_ranges=metric_ranges or {},
     )  # fmt: skip
     return [it for g in ordered for it in groups[g]], order
 

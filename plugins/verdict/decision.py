@@ -305,7 +305,7 @@ def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
     ]  # fmt: skip
     breakdowns = {name: info.breakdown for name, info in record.suites.items()}
     aggregates = aggregate(scored, breakdowns)
-    mark_stopped_early(aggregates, record.suites)
+    mark_stopped_early(aggregates, record.suites, record.items)
     failed = outcome_counts(record.items).not_scored_by_suite
     chosen = {name for name, info in record.suites.items() if (info.items_selected or 0) > 0}
     chosen |= {it.suite for it in record.items}

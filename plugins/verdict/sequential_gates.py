@@ -62,6 +62,7 @@ run record, so both reach the same decision.
 
 from __future__ import annotations
 
+import fnmatch
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -78,7 +79,7 @@ __all__ = [
     "SuiteSequence", "sequential_gate", "known_before_items", "group_draw", "item_bounds",
     "decided_by", "mark_stopped_early", "replay", "Regression", "RegressionDecision",
     "regression_of", "decided_comparison", "paired_value", "difference_bounds",
-    "paired_sequence",
+    "paired_sequence", "stopped_bounds", "metric_range", "ANYTIME", "NO_INTERVAL",
 ]  # fmt: skip
 
 ALPHA = 0.05  # each side's error level of a gate: a wrong PASS, and a wrong FAIL, at most 5%
@@ -526,14 +527,99 @@ def decided_by(decision: Decision, gate: Gate) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def mark_stopped_early(aggregates: dict[str, dict[str, Any]], suites: Mapping[str, Any]) -> None:
+ANYTIME = (
+    "anytime-valid bounds of the suite's mean over every selected item (confidence sequence: "
+    f"{METHOD}, each side's error <= {ALPHA:.0%}); the mean is a stopped estimate"
+)
+NO_INTERVAL = (
+    "none: the suite stopped early (--stop-when-decided), and a fixed-n interval over the "
+    "items the data let run does not hold; the mean is a stopped estimate"
+)
+
+
+def metric_range(order: RunOrder, metric: str) -> tuple[float, float] | None:
+    """The declared range of ``metric`` of a suite run in ``order``: a gated or compared
+    metric's, else the first of ``order.metric_ranges`` whose pattern matches, else [0, 1];
+    None when it is not finite."""
+    if metric in order.ranges:
+        low, high = order.ranges[metric]
+        return low, high
+    for pattern, bounds in order.metric_ranges.items():
+        if fnmatch.fnmatchcase(metric, pattern):
+            return (bounds[0], bounds[1]) if bounds else None
+    return 0.0, 1.0
+
+
+def stopped_bounds(
+    order: RunOrder, metric: str, scores: Mapping[str, float | None], alpha: float = ALPHA
+) -> tuple[float, float] | None:
+    """The anytime-valid bounds of the suite's mean of ``metric`` after the groups that
+    ran, in run order: the same sequence a gate on its mean is decided by (the groups drawn
+    without replacement, :func:`group_draw`, :func:`item_bounds`, two-sided ``1 - 2
+    alpha``), taken up to the first group not wholly scored; None when the metric's range
+    is not finite or a score lies outside it.
+
+    Args:
+        order: the suite's run order.
+        scores: item id -> its score of ``metric`` (the items that were scored).
+    """
+    bounds = metric_range(order, metric)
+    if bounds is None or not all(map(math.isfinite, bounds)) or bounds[1] <= bounds[0]:
+        return None
+    lo, hi = bounds
+    sizes = [len(group) for group in order.groups]
+    population, largest = sum(sizes), max(sizes, default=1)
+    cs = HedgedCS(max(len(sizes), 1), 2 * alpha)
+    total, n = 0.0, 0
+    for group in order.groups:
+        values = [scores.get(i) for i in group]
+        if any(v is None for v in values):
+            break
+        scaled = [(float(v) - lo) / (hi - lo) for v in values]  # type: ignore[arg-type]
+        if not all(0.0 <= v <= 1.0 for v in scaled):
+            return None
+        total += math.fsum(scaled)
+        n += len(group)
+        cs.update(group_draw(np.array([math.fsum(scaled)]), largest))
+    low, high = item_bounds(cs, np.array([total]), n, len(sizes), population, largest)
+    return lo + (hi - lo) * float(low[0]), lo + (hi - lo) * float(high[0])
+
+
+def mark_stopped_early(
+    aggregates: dict[str, dict[str, Any]], suites: Mapping[str, Any], items: Iterable[Any] = ()
+) -> None:
     """Flag (``stopped_early``) each ``suite/metric`` aggregate of a suite whose early stop
-    left items not run (``suites.NAME.run_order.not_run``)."""
+    left items not run (``suites.NAME.run_order.not_run``), and give it, in place of the
+    fixed-n 95% interval, the anytime-valid bounds of the suite's mean
+    (:func:`stopped_bounds`; ``ci_method`` :data:`ANYTIME`), or, where the metric's range
+    is not finite, no interval (``ci_method`` :data:`NO_INTERVAL`: the reports show none).
+    Its breakdown rows are flagged and carry no interval either.
+
+    Args:
+        aggregates: ``suite/metric`` -> the aggregate (``plugins.verdict.aggregate``).
+        suites: the record's ``suites``; items: its item entries (``id``, ``suite``,
+            ``outcome``, ``scores``).
+    """
+    scored: dict[str, dict[str, dict[str, float | None]]] = {}
+    for it in items:
+        if it.outcome == "passed":
+            for metric, value in it.scores.items():
+                scored.setdefault(f"{it.suite}/{metric}", {})[it.id] = value
     for key, entry in aggregates.items():
-        info = suites.get(key.partition("/")[0])
-        order = getattr(info, "run_order", None)
-        if order is not None and order.not_run:
-            entry["stopped_early"] = True
+        suite, _, metric = key.partition("/")
+        order = getattr(suites.get(suite), "run_order", None)
+        if order is None or not order.not_run:
+            continue
+        entry["stopped_early"] = True
+        bounds = stopped_bounds(order, metric, scored.get(key, {}))
+        if bounds is None:
+            entry["ci_method"] = NO_INTERVAL
+        else:
+            entry["ci_low"], entry["ci_high"] = bounds
+            entry["ci_method"] = ANYTIME
+        for levels in (entry.get("breakdowns") or {}).values():
+            for sub in levels.values():
+                sub["stopped_early"], sub["ci_method"] = True, NO_INTERVAL
 
 
 def replay(
