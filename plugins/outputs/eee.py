@@ -50,6 +50,7 @@ from extractbench.plugins.outputs.eee_samples import (
     strings,
 )
 from extractbench.plugins.record import Aggregate, RunRecord
+from extractbench.plugins.verdict.sequential_gates import ALPHA, ANYTIME
 from extractbench.suites.model_files import ModelFileError
 from extractbench.suites.registry import Registry
 
@@ -149,11 +150,14 @@ def _result(
         "confidence_interval": {
             "lower": agg.ci_low,
             "upper": agg.ci_high,
-            "confidence_level": 0.95,
+            # after an early stop: the anytime-valid bounds, two-sided 1 - 2 alpha
+            "confidence_level": 1 - 2 * ALPHA if agg.stopped_early else 0.95,
             "method": agg.ci_method,
         },
         "num_samples": agg.n,
     }
+    if agg.stopped_early and agg.ci_method != ANYTIME:
+        del uncertainty["confidence_interval"]  # a stopped suite's metric without bounds
     if agg.ci_method == "bootstrap":
         uncertainty["num_bootstrap_samples"] = 2000
     data = (record.data or {}).get("suites", {}).get(suite, {})
