@@ -23,7 +23,7 @@ from extractbench.plugins.verdict.sequential_gates import (
     paired_sequence,
     paired_value,
 )
-from tests.test_early_stop import ITEMS, run, toy100  # noqa: F401 (the fixture)
+from tests.test_early_stop import ITEMS, MODES, run, toy100  # noqa: F401 (the fixture)
 
 RUNS = 1000  # orders per population: a 5% rate is measured to about +-0.7%
 
@@ -162,14 +162,15 @@ def test_a_check_still_open_after_every_shared_item_is_the_full_runs():
     assert "accuracy" not in seq.regressions and not seq.decided
 
 
-def test_a_run_with_a_baseline_stops_early_on_its_regression_check(toy100):  # noqa: F811
+@pytest.mark.parametrize("mode", MODES)
+def test_a_run_with_a_baseline_stops_early_on_its_regression_check(toy100, mode):  # noqa: F811
     """A regression check no longer holds the stop back: against the same model's full
     record it is decided "no regression" by its sequence; against a baseline that scored
     every item right, "regression" (exit 1). The verdict and the baseline section say
     after how many of how many shared items, on what bounds."""
     result, full = run(toy100, name="base.json")
     assert result.ret == 0 and full["counts"]["items"] == ITEMS
-    args = ("--stop-when-decided", "--gate", "toy/accuracy>=0.2", "--max-regression", "0.1")
+    args = ("--stop-when-decided", "--gate", "toy/accuracy>=0.2", "--max-regression", "0.1", *mode)
     result, record = run(toy100, *args, "--baseline", "base.json")
     out = result.stdout.str()
     assert result.ret == 0, out
