@@ -76,6 +76,10 @@ def test_a_clear_gate_stops_the_suite_and_lists_the_items_not_run(toy100, mode):
     skipped = [c for c in cases if c.find("skipped") is not None]
     assert len(skipped) == counts["not_run"]
     assert all("not run: decided early" in c.find("skipped").get("message") for c in skipped)
+    props = {p.get("name"): p.get("value") for p in ET.parse(junit).getroot().iter("property")}
+    agg = record["aggregates"]["toy/accuracy"]
+    assert "toy/accuracy.ci95" not in props and props["toy/accuracy.stopped_estimate"] == "true"
+    assert props["toy/accuracy.anytime_bounds"] == f"[{agg['ci_low']:.6f}, {agg['ci_high']:.6f}]"
     result.stdout.fnmatch_lines(
         [f"*{counts['not_run']} not run: decided early*", "GATE PASSED  toy/accuracy>=0.2: *"]
     )

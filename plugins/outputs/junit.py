@@ -23,6 +23,7 @@ from extractbench.plugins.outputs.eee_samples import lower_is_better
 from extractbench.plugins.outputs.metric_facts import UNIT, MetricFacts
 from extractbench.plugins.record import GateEntry, ItemEntry, RunRecord, outcome_counts
 from extractbench.plugins.verdict.gates import short_of_n, unanswered
+from extractbench.plugins.verdict.sequential_gates import ANYTIME
 
 __all__ = [
     "VerdictCase",
@@ -139,11 +140,12 @@ def suite_properties(record: RunRecord) -> list[tuple[str, str]]:
         (f"extractbench.model.{k}", str(model.get(k, ""))) for k in ("name", "backend", "sha256")
     ]
     for key, agg in record.aggregates.items():
-        props += [
-            (key, f"{agg.mean:.6f}"),
-            (f"{key}.ci95", f"[{agg.ci_low:.6f}, {agg.ci_high:.6f}]"),
-            (f"{key}.n", str(agg.n)),
-        ]
+        # a stopped estimate's interval is its suite's anytime-valid bounds, or none
+        bounds = [(f"{key}.ci95", f"[{agg.ci_low:.6f}, {agg.ci_high:.6f}]")]
+        if agg.stopped_early:
+            bounds = [(f"{key}.anytime_bounds", b[1]) for b in bounds if agg.ci_method == ANYTIME]
+            bounds.append((f"{key}.stopped_estimate", "true"))
+        props += [(key, f"{agg.mean:.6f}"), *bounds, (f"{key}.n", str(agg.n))]
     for suite, speed in record.speed.items():
         props += [
             (f"{suite}/{k}", f"{v:.6g}") for k, v in speed.model_dump().items() if v is not None
