@@ -31,7 +31,7 @@ from extractbench.suites.item import Item, SuiteData
 from extractbench.suites.model import Backend, Generation, ask
 from extractbench.suites.suite_options import SuiteOptions, parse_options
 
-__all__ = ["Suite", "Models", "ItemResult", "CommandTools", "generate", "lazy"]
+__all__ = ["Suite", "Models", "ItemResult", "CommandTools", "generate"]
 
 OptionsT = TypeVar("OptionsT", bound=SuiteOptions)
 
@@ -64,20 +64,6 @@ class ItemResult:
     scores: dict[str, float | None] = field(default_factory=dict)
     generation: Generation | None = None
     details: dict[str, Any] = field(default_factory=dict)
-
-
-def lazy(target: str) -> Callable[..., Any]:
-    """A function named ``"module:function"``, imported on its first call: a suite's
-    declaration stays light (``pytest --help`` imports every installed suite) while its
-    loader imports parsers, Faker or bs4 only when the suite runs."""
-    module, _, name = target.partition(":")
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return getattr(importlib.import_module(module), name)(*args, **kwargs)
-
-    call.__name__ = call.__qualname__ = name
-    call.__doc__ = f"{target}, imported on first call."
-    return call
 
 
 def generate(item: Item, model: Backend) -> Generation:

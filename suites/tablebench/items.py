@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from extractbench.suites.files import data_file
+from extractbench.suites.files import data_file, data_folder
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.links import docs_url, install_command
 from extractbench.suites.suite_options import dump_options
@@ -23,7 +23,7 @@ __all__ = ["load_tablebench", "tablebench_from_hub"]
 DEFAULTS = TableBenchOptions()  # the suite's options when a caller gives none
 
 
-def load_tablebench(data_dir: Path, opts: TableBenchOptions = DEFAULTS) -> SuiteData:
+def load_tablebench(data_dir: Path | None, opts: TableBenchOptions = DEFAULTS) -> SuiteData:
     """TableBench test questions (Visualization skipped) with TableBench's DP prompts.
 
     Raises:
@@ -32,6 +32,7 @@ def load_tablebench(data_dir: Path, opts: TableBenchOptions = DEFAULTS) -> Suite
     """
     if opts.source == "hub":
         return tablebench_from_hub(opts)
+    data_dir = data_folder(data_dir, "tablebench")
     test_path = data_file(data_dir, tablebench.TEST_FILE)
     examples_path = data_file(data_dir, tablebench.EXAMPLES_FILE)
     for path in (test_path, examples_path):
