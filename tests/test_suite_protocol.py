@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import os
 import subprocess
@@ -136,6 +138,18 @@ def test_a_loader_given_no_data_folder_says_so_in_one_line(name):
     message = str(caught.value)
     assert "no data folder" in message and f"#{name})" in message, message
     assert "\n" not in message
+
+
+@pytest.mark.parametrize("name", ["fda", "strucbench", "tablebench", "tableqa", "minea"])
+def test_a_suite_loads_through_the_typed_loader_of_its_items_module(name):
+    """A suite names its loader (``lazy``, imported on first call); that function is its
+    items module's ``LOADER``, the one the type checker holds to ``Loader[Options]``, and it
+    declares ``data_dir: Path | None`` and the suite's options class, as the protocol does."""
+    suite = Registry.installed().get(name)
+    items = importlib.import_module(f"extractbench.suites.{name}.items")
+    assert suite.load.__name__ == items.LOADER.__name__
+    data_dir, options = list(inspect.signature(items.LOADER, eval_str=True).parameters.values())
+    assert data_dir.annotation == Path | None and options.annotation is suite.options
 
 
 @needs_data

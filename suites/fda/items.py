@@ -21,6 +21,7 @@ from extractbench.suites.files import data_file, data_folder, inside, read_text
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.jsonl import iter_jsonl
 from extractbench.suites.links import docs_url, install_command
+from extractbench.suites.protocol import Loader
 
 __all__ = [
     "LABELS_FILE", "MAX_TOKENS", "STOP", "read_labels", "build_items", "load_items",
@@ -206,6 +207,10 @@ def load_items(data_dir: Path | None, opts: FdaOptions = DEFAULTS) -> SuiteData:
         "stop": list(STOP),
     }
     return SuiteData(items=items, notes=notes, missing_labels=unmatched)
+
+
+# the suite declares this loader by name (suites.protocol.lazy): its type is checked here
+LOADER: Loader[FdaOptions] = load_items
 
 
 def load_based_fda(dataset: str, split: str = "validation") -> SuiteData:

@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from extractbench.suites.item import Item, SuiteData
-from extractbench.suites.protocol import ItemResult, Models, Suite, generate
+from extractbench.suites.item import Item
+from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
 from extractbench.suites.suite_options import SuiteOptions
 
 __all__ = ["FdaOptions", "SUITE"]
@@ -45,24 +45,11 @@ def run(item: Item, models: Models, options: FdaOptions) -> ItemResult:
     return ItemResult({"accuracy": containment(generation.text, item.reference)}, generation)
 
 
-def load(data_dir: Path | None, options: FdaOptions) -> SuiteData:
-    """Every item (:func:`suites.fda.items.load_items`), imported when
-    called: ``pytest --help`` imports every installed suite's declaration, the loader's
-    parsers only when the suite runs.
-
-    Raises:
-        DataMissing, DataError: see that function.
-    """
-    from extractbench.suites.fda.items import load_items
-
-    return load_items(data_dir, options)
-
-
 SUITE = Suite(
     name="fda",
     folder=Path(__file__).resolve().parent,
     test="test_fda.py::test_fda",
-    load=load,
+    load=lazy("extractbench.suites.fda.items:load_items", FdaOptions),
     run=run,
     options=FdaOptions,
     breakdown=("key",),

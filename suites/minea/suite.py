@@ -11,10 +11,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from extractbench.suites.item import DataError, Item, SuiteData
+from extractbench.suites.item import DataError, Item
 from extractbench.suites.minea.options import MineaOptions
 from extractbench.suites.model import Backend
-from extractbench.suites.protocol import ItemResult, Models, OptionAdder, Suite
+from extractbench.suites.protocol import ItemResult, Models, OptionAdder, Suite, lazy
 
 __all__ = ["MineaOptions", "SUITE", "judge_for"]
 
@@ -109,24 +109,11 @@ def commands(subparsers: argparse._SubParsersAction) -> None:
     add_commands(subparsers)
 
 
-def load(data_dir: Path | None, options: MineaOptions) -> SuiteData:
-    """Every item (:func:`suites.minea.items.load_items`), imported when
-    called: ``pytest --help`` imports every installed suite's declaration, the loader's
-    parsers only when the suite runs.
-
-    Raises:
-        DataMissing, DataError: see that function.
-    """
-    from extractbench.suites.minea.items import load_items
-
-    return load_items(data_dir, options)
-
-
 SUITE = Suite(
     name="minea",
     folder=Path(__file__).resolve().parent,
     test="test_minea.py::test_minea",
-    load=load,
+    load=lazy("extractbench.suites.minea.items:load_items", MineaOptions),
     run=run,
     options=MineaOptions,
     breakdown=("panel",),

@@ -25,6 +25,7 @@ from extractbench.suites.files import data_file, data_folder, read_text
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.links import docs_url
 from extractbench.suites.meteor import wordnet_status
+from extractbench.suites.protocol import Loader
 from extractbench.suites.strucbench import render
 from extractbench.suites.strucbench.bertscore import bertscore_note, resolve_encoder
 from extractbench.suites.strucbench.hscore import CORRECTIONS
@@ -239,3 +240,7 @@ def load_items(data_dir: Path | None, opts: StrucbenchOptions = DEFAULTS) -> Sui
             "reachable")  # fmt: skip
     notes = _notes(opts, encoder, items, data, value["rejected"])
     return SuiteData(items=items, notes=notes)
+
+
+# the suite declares this loader by name (suites.protocol.lazy): its type is checked here
+LOADER: Loader[StrucbenchOptions] = load_items

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from pydantic import Field
 
-from extractbench.suites.item import Item, SuiteData
+from extractbench.suites.item import Item
 from extractbench.suites.links import docs_url
-from extractbench.suites.protocol import ItemResult, Models, Suite, generate
+from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
 from extractbench.suites.strucbench.hscore import HScoreMode
 from extractbench.suites.suite_options import UserFileOptions
 
@@ -124,24 +124,11 @@ def metrics() -> tuple[str, ...]:
             "pscore_parse_failures")  # fmt: skip
 
 
-def load(data_dir: Path | None, options: StrucbenchOptions) -> SuiteData:
-    """Every item (:func:`suites.strucbench.items.load_items`), imported when
-    called: ``pytest --help`` imports every installed suite's declaration, the loader's
-    parsers only when the suite runs.
-
-    Raises:
-        DataMissing, DataError: see that function.
-    """
-    from extractbench.suites.strucbench.items import load_items
-
-    return load_items(data_dir, options)
-
-
 SUITE = Suite(
     name="strucbench",
     folder=Path(__file__).resolve().parent,
     test="test_strucbench.py::test_strucbench",
-    load=load,
+    load=lazy("extractbench.suites.strucbench.items:load_items", StrucbenchOptions),
     run=run,
     options=StrucbenchOptions,
     breakdown=("format", "source"),

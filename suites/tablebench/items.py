@@ -14,6 +14,7 @@ from typing import Any, cast
 from extractbench.suites.files import data_file, data_folder
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.links import docs_url, install_command
+from extractbench.suites.protocol import Loader
 from extractbench.suites.suite_options import dump_options
 from extractbench.suites.tablebench import dp as tablebench
 from extractbench.suites.tablebench.suite import TableBenchOptions
@@ -71,6 +72,10 @@ def load_tablebench(data_dir: Path | None, opts: TableBenchOptions = DEFAULTS) -
         "duplicate_ids_skipped": duplicates,
     }
     return SuiteData(items=items, notes=notes)
+
+
+# the suite declares this loader by name (suites.protocol.lazy): its type is checked here
+LOADER: Loader[TableBenchOptions] = load_tablebench
 
 
 def _tablebench_item(row: Mapping[str, Any], prompt: str, answer_cue: str) -> Item:

@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from extractbench.suites.item import Item, SuiteData
-from extractbench.suites.protocol import ItemResult, Models, Suite, generate
+from extractbench.suites.item import Item
+from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
 from extractbench.suites.suite_options import SuiteOptions
 
 __all__ = ["TableBenchOptions", "SUITE"]
@@ -59,24 +59,11 @@ def run_tablebench(item: Item, models: Models, options: TableBenchOptions) -> It
 
 _FOLDER = Path(__file__).resolve().parent
 
-def load(data_dir: Path | None, options: TableBenchOptions) -> SuiteData:
-    """Every item (:func:`suites.tablebench.items.load_tablebench`), imported when
-    called: ``pytest --help`` imports every installed suite's declaration, the loader's
-    parsers only when the suite runs.
-
-    Raises:
-        DataMissing, DataError: see that function.
-    """
-    from extractbench.suites.tablebench.items import load_tablebench
-
-    return load_tablebench(data_dir, options)
-
-
 SUITE = Suite(
     name="tablebench",
     folder=_FOLDER,
     test="test_tablebench.py::test_tablebench",
-    load=load,
+    load=lazy("extractbench.suites.tablebench.items:load_tablebench", TableBenchOptions),
     run=run_tablebench,
     options=TableBenchOptions,
     breakdown=("qtype", "qsubtype"),

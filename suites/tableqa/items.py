@@ -14,6 +14,7 @@ from typing import Any
 
 from extractbench.suites.files import data_folder
 from extractbench.suites.item import DataError, Item, LazyText, SuiteData
+from extractbench.suites.protocol import Loader
 from extractbench.suites.suite_options import dump_options
 from extractbench.suites.tableqa import synthetic
 from extractbench.suites.tableqa.metrics import MATCH_METRICS
@@ -166,3 +167,7 @@ def load_items(data_dir: Path | None, opts: TableQAOptions = DEFAULTS) -> SuiteD
         },
     }
     return SuiteData(items=items, notes=notes)
+
+
+# the suite declares this loader by name (suites.protocol.lazy): its type is checked here
+LOADER: Loader[TableQAOptions] = load_items

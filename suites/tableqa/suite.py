@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from extractbench.suites.item import Item, SuiteData
-from extractbench.suites.protocol import ItemResult, Models, Suite, generate
+from extractbench.suites.item import Item
+from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
 from extractbench.suites.suite_options import UserFileOptions
 
 __all__ = ["TableQAOptions", "TABLEQA"]
@@ -67,24 +67,11 @@ def run_tableqa(item: Item, models: Models, options: TableQAOptions) -> ItemResu
 
 _FOLDER = Path(__file__).resolve().parent
 
-def load(data_dir: Path | None, options: TableQAOptions) -> SuiteData:
-    """Every item (:func:`suites.tableqa.items.load_items`), imported when
-    called: ``pytest --help`` imports every installed suite's declaration, the loader's
-    parsers only when the suite runs.
-
-    Raises:
-        DataMissing, DataError: see that function.
-    """
-    from extractbench.suites.tableqa.items import load_items
-
-    return load_items(data_dir, options)
-
-
 TABLEQA = Suite(
     name="tableqa",
     folder=_FOLDER,
     test="test_tableqa.py::test_tableqa",
-    load=load,
+    load=lazy("extractbench.suites.tableqa.items:load_items", TableQAOptions),
     run=run_tableqa,
     options=TableQAOptions,
     breakdown=("subset", "width", "row", "distance"),
