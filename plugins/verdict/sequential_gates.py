@@ -228,7 +228,7 @@ class SuiteSequence:
             if any(v is None for v in values):
                 self.blocked = f"an item has no {metric} score"
                 return
-            draws[metric] = [(float(v) - low) / (high - low) for v in values]  # type: ignore[arg-type]
+            draws[metric] = [(float(v) - low) / (high - low) for v in values if v is not None]
         for metric, values in draws.items():
             self._sums[metric] += math.fsum(values)
             draw = group_draw(np.array([math.fsum(values)]), self._scale)
