@@ -36,9 +36,14 @@ from extractbench.plugins.run import collection
 from extractbench.plugins.run.command_line import add_hardware_options, add_options
 from extractbench.plugins.run.command_suites import selected_suites
 from extractbench.plugins.run.config import CONFIG_KEY, run_config
-from extractbench.plugins.run.controller import Controller
+from extractbench.plugins.run.controller import MODEL_EVENTS, SUITE_FACTS, Controller
 from extractbench.plugins.run.early_stop import EarlyStop
-from extractbench.plugins.run.item_record import ItemRecorder, redact_report, report_entry
+from extractbench.plugins.run.item_record import (
+    ITEM_ENTRY,
+    ItemRecorder,
+    redact_report,
+    report_entry,
+)
 from extractbench.plugins.run.run_order import stops_when_decided
 from extractbench.plugins.run.serve_start import ServeStart
 from extractbench.plugins.run.state import STATE_KEY, RunState
@@ -217,14 +222,14 @@ def pytest_runtest_makereport(
         # interrupted before the workers finish still has them
         state.sent_suites.add(bench_item.suite)
         facts = state.suites.get(bench_item.suite)
-        report.extractbench_suite = {  # type: ignore[attr-defined]
-            bench_item.suite: facts.model_dump() if facts is not None else None
-        }
-    report.extractbench_item = entry  # type: ignore[attr-defined]
+        SUITE_FACTS.put(
+            report, {bench_item.suite: facts.model_dump() if facts is not None else None}
+        )
+    ITEM_ENTRY.put(report, entry)
     if MODEL_LOADS:
         worker = getattr(item.config, "workerinput", {}).get("workerid")
-        report.extractbench_events = [  # type: ignore[attr-defined]
-            f"{line} ({worker})" if worker else line for line in MODEL_LOADS
-        ]
+        MODEL_EVENTS.put(
+            report, [f"{line} ({worker})" if worker else line for line in MODEL_LOADS]
+        )
         MODEL_LOADS.clear()
     return report

@@ -14,13 +14,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from extractbench.suites.item import DataError
+from extractbench.suites.item import DataError, DataMissing
+from extractbench.suites.links import docs_url
 from extractbench.suites.locks import PathLock, held_here
 from extractbench.suites.suite_options import UserFileOptions
 
 __all__ = [
     "read_text", "decode", "inside", "sha256_of", "atomic_write", "write_output", "fsync_folder",
-    "cache_dir", "data_file", "path_kind", "NotARegularFile", "UserFiles", "distinct_ids",
+    "cache_dir", "data_file", "data_folder", "path_kind", "NotARegularFile", "UserFiles", "distinct_ids",
     "stat_stamp", "RACY_NS",
 ]  # fmt: skip
 
@@ -216,6 +217,20 @@ def inside(root: Path, relative: str, where: str) -> Path:
             f"{path}); data files must lie in the data folder"
         )
     return path
+
+
+def data_folder(data_dir: Path | None, suite: str) -> Path:
+    """``data_dir``, for a suite's loader about to read the data folder. A loader is given
+    None where no data folder was found (:class:`suites.protocol.Suite`'s ``load``); the
+    harness refuses such a run before loading a suite that reads local data, so None
+    reaches here from a direct call.
+
+    Raises:
+        DataMissing: ``data_dir`` is None (one line naming the suite's data section).
+    """
+    if data_dir is None:
+        raise DataMissing(f"{suite}: no data folder (see {docs_url(f'docs/data.md#{suite}')})")
+    return data_dir
 
 
 def data_file(root: Path, relative: str | Path) -> Path:

@@ -24,16 +24,20 @@ import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeAlias, TypeVar
 
 from extractbench.suites.answers import first_content_stop
 from extractbench.suites.item import Item, SuiteData
 from extractbench.suites.model import Backend, Generation, ask
 from extractbench.suites.suite_options import SuiteOptions, parse_options
 
-__all__ = ["Suite", "Models", "ItemResult", "CommandTools", "generate", "lazy"]
+__all__ = ["Suite", "Models", "ItemResult", "CommandTools", "Loader", "generate", "lazy"]
 
 OptionsT = TypeVar("OptionsT", bound=SuiteOptions)
+
+# A suite's loader (Suite.load): (data_dir, options) -> SuiteData, data_dir None where no
+# data folder was found (a loader that reads one raises DataMissing then).
+Loader: TypeAlias = Callable[[Path | None, OptionsT], SuiteData]
 
 
 @dataclass(frozen=True)
@@ -66,17 +70,22 @@ class ItemResult:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def lazy(target: str) -> Callable[..., Any]:
-    """A function named ``"module:function"``, imported on its first call: a suite's
-    declaration stays light (``pytest --help`` imports every installed suite) while its
-    loader imports parsers, Faker or bs4 only when the suite runs."""
+def lazy(target: str, options: type[OptionsT]) -> Loader[OptionsT]:
+    """The loader ``"module:function"`` of a suite whose options class is ``options``,
+    imported on its first call: a suite's declaration stays light (``pytest --help``
+    imports every installed suite) while its loader imports parsers, Faker or bs4 only when
+    the suite runs, and the loader's module may import the declaration (its options class)
+    without an import circle. The function is checked against ``Loader[options]`` where it
+    is defined (``LOADER: Loader[FdaOptions] = load_items``; the type checker in CI reads
+    it), and ``tests/test_suite_protocol.py`` checks that each suite's target is that one."""
     module, _, name = target.partition(":")
 
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+    def call(data_dir: Path | None, opts: OptionsT) -> SuiteData:
+        loader: Loader[OptionsT] = getattr(importlib.import_module(module), name)
+        return loader(data_dir, opts)
 
     call.__name__ = call.__qualname__ = name
-    call.__doc__ = f"{target}, imported on first call."
+    call.__doc__ = f"{target}, imported on first call ({options.__name__})."
     return call
 
 

@@ -1,12 +1,17 @@
 """The run state keeps the record's typed models from their arrival: a suite's facts as an
-xdist worker sends them (plain values) and back, and the record's section of them."""
+xdist worker sends them (plain values) and back, and the record's section of them; what a
+test report carries to the controller travels with the report as xdist serializes it."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
 
+from extractbench.fixtures.worker_channel import ReportField
 from extractbench.plugins.record import LimitInfo, SuiteInfo
+from extractbench.plugins.run.controller import MODEL_EVENTS, SUITE_FACTS
+from extractbench.plugins.run.crashes import CRASH_FAULT, CRASH_WORKER
+from extractbench.plugins.run.item_record import ITEM_ENTRY
 from extractbench.plugins.run.state import SuiteFacts
 
 
@@ -32,3 +37,24 @@ def test_the_record_section_leaves_the_deselected_count_to_the_selection():
 def test_a_malformed_fact_from_a_worker_is_refused_on_arrival():
     with pytest.raises(ValidationError):
         SuiteFacts.model_validate({"items_selected": "4"})  # strict: no text for a count
+
+
+def test_a_report_field_travels_with_the_report_as_xdist_sends_it(pytestconfig):
+    """A worker's report reaches the controller through pytest's report serialization
+    (xdist's ``pytest_report_to_serializable``): a field set on it comes back with its
+    value, and one never set reads None."""
+    report = pytest.TestReport("t.py::t", ("t.py", 0, "t"), {}, "passed", None, "call")
+    ITEM_ENTRY.put(report, {"id": "fda/x", "scores": {"accuracy": 1.0}})
+    MODEL_EVENTS.put(report, ["model loaded (gw0)"])
+    data = pytestconfig.hook.pytest_report_to_serializable(config=pytestconfig, report=report)
+    back = pytestconfig.hook.pytest_report_from_serializable(config=pytestconfig, data=data)
+    assert ITEM_ENTRY.get(back) == {"id": "fda/x", "scores": {"accuracy": 1.0}}
+    assert MODEL_EVENTS.get(back) == ["model loaded (gw0)"]
+    assert SUITE_FACTS.get(back) is None and CRASH_WORKER.get(back) is None
+    assert ReportField[str]("extractbench_unset").get(back) is None
+
+
+def test_each_report_field_has_its_own_attribute():
+    fields = [ITEM_ENTRY, MODEL_EVENTS, SUITE_FACTS, CRASH_WORKER, CRASH_FAULT]
+    names = [f.name for f in fields]
+    assert len(set(names)) == len(names) and all(n.startswith("extractbench_") for n in names)

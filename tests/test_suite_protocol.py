@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
 import os
 import subprocess
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from extractbench.fixtures.models.fake.backend import FakeBackend
+from extractbench.suites.item import DataMissing
 from extractbench.suites.protocol import ItemResult, Models, Suite
 from extractbench.suites.registry import ENTRY_POINT_GROUP, Registry, RegistryError
 from extractbench.suites.suite_options import dump_options, option_names
@@ -122,6 +125,31 @@ def test_the_installed_suites_are_the_papers_five_and_the_user_s_kv():
         assert isinstance(suite, Suite) and suite.metric_names()
         assert (suite.folder / suite.test.split("::")[0]).is_file()
         assert suite.parse_options() == suite.options()  # every option has a default
+
+
+@pytest.mark.parametrize("name", ["fda", "strucbench", "tablebench", "tableqa", "minea"])
+def test_a_loader_given_no_data_folder_says_so_in_one_line(name):
+    """``load(data_dir, options)`` takes ``data_dir: Path | None`` as the protocol declares:
+    given None with the default options (which read the data folder) it raises DataMissing
+    naming the suite's data section, never a TypeError from a path joined to None."""
+    suite = Registry.installed().get(name)
+    with pytest.raises(DataMissing) as caught:
+        suite.load(None, suite.parse_options())
+    message = str(caught.value)
+    assert "no data folder" in message and f"#{name})" in message, message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("name", ["fda", "strucbench", "tablebench", "tableqa", "minea"])
+def test_a_suite_loads_through_the_typed_loader_of_its_items_module(name):
+    """A suite names its loader (``lazy``, imported on first call); that function is its
+    items module's ``LOADER``, the one the type checker holds to ``Loader[Options]``, and it
+    declares ``data_dir: Path | None`` and the suite's options class, as the protocol does."""
+    suite = Registry.installed().get(name)
+    items = importlib.import_module(f"extractbench.suites.{name}.items")
+    assert suite.load.__name__ == items.LOADER.__name__
+    data_dir, options = list(inspect.signature(items.LOADER, eval_str=True).parameters.values())
+    assert data_dir.annotation == Path | None and options.annotation is suite.options
 
 
 @needs_data

@@ -111,6 +111,7 @@ def verdict_cases(record: RunRecord) -> list[VerdictCase]:
     for c in base.comparisons if base is not None else []:
         if c.delta is None:
             continue
+        assert base is not None  # its comparisons are being read
         message = (
             f"regression {c.metric}: paired delta {c.delta:+.4f} [{c.ci_low:+.4f}, "
             f"{c.ci_high:+.4f}] exceeds --max-regression {base.max_regression}: {c.verdict}"

@@ -5,7 +5,7 @@ a row of the HTML page's tables only."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ MAX_PANELS = 12  # metrics per distribution figure
 
 
 def _bars(
-    ax: Any, labels: list[str], stats: list[Mapping[str, Any]], title: str, scale: Scale
+    ax: Any, labels: list[str], stats: Sequence[Mapping[str, Any]], title: str, scale: Scale
 ) -> None:
     means = [s["mean"] for s in stats]
     lower = [max(0.0, s["mean"] - s["ci_low"]) for s in stats]

@@ -53,6 +53,7 @@ def _load(state: RunState, cfg: RunConfig, suite: Suite, data_dir: Path | None) 
         if data_dir is None and local:
             raise DataMissing(f"no data folder: {SOURCES_HINT}")
         if local:
+            assert data_dir is not None  # refused above
             # every manifest file of the suite, against its sha256 (a memo keeps it cheap
             # while unchanged); a changed or missing one is a DataError: exit 4
             verify_suite_data(data_dir, suite.name, allow_changed=cfg.allow_changed_data)

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -155,13 +155,16 @@ def _settings(
         if suite.cli_options is not None
     }
     gates_file = config.getoption("gates_file")
+    # pytest's getoption is typed Any | None; these append options default to []
+    gates = cast("list[str]", config.getoption("gate"))
+    suite_options = cast("list[str]", config.getoption("suite_option"))
     places = [config.invocation_params.dir, config.rootpath]
     # --pyargs names resolve to the installed package, not to a project: not a place here
     places += [config.invocation_params.dir / a.split("::")[0] for a in config.args]
     try:
         settings = read_settings(
-            config.inipath, config.getini("extractbench_gates"), config.getoption("gate"),
-            Path(gates_file) if gates_file else None, config.getoption("suite_option"),
+            config.inipath, config.getini("extractbench_gates"), gates,
+            Path(gates_file) if gates_file else None, suite_options,
             project_pyprojects(p for p in places if p.exists()), own,
         )  # fmt: skip
     except (GateError, SettingsError) as exc:
@@ -219,9 +222,8 @@ def _shard(config: pytest.Config, rescore: RunRecord | None) -> Shard | None:
 def _gates(
     config: pytest.Config, settings: Settings, options: Mapping[str, SuiteOptions]
 ) -> GateSet:
-    baseline = (
-        _read(config.getoption("baseline"), "--baseline") if config.getoption("baseline") else None
-    )
+    given: str = config.getoption("baseline") or ""
+    baseline = _read(given, "--baseline") if given else None
     if baseline is not None and not config.getoption("allow_incomparable_baseline"):
         scored = {it.suite for it in baseline.items if it.outcome == "passed"}
         changes = protocol_changes(options, baseline.settings.get("suite_options") or {}, scored)
@@ -240,7 +242,7 @@ def _gates(
         )
     allow_partial = bool(config.getoption("allow_partial_baseline"))
     if baseline is not None and (
-        why := partial_baseline(baseline, config.getoption("baseline"), max_regression, allow_partial)
+        why := partial_baseline(baseline, given, max_regression, allow_partial)
     ):
         raise pytest.UsageError(why)
     return GateSet(
@@ -258,7 +260,7 @@ def _max_slowdown(config: pytest.Config, has_baseline: bool) -> float | None:
 
 
 def _progress(config: pytest.Config) -> float:
-    seconds = config.getoption("progress")
+    seconds = cast(float, config.getoption("progress"))  # type=float, default 60
     if not math.isfinite(seconds) or seconds < 0:
         raise pytest.UsageError(f"--progress {seconds}: must be a number of seconds >= 0")
     return seconds
@@ -377,7 +379,7 @@ def model_options(config: pytest.Config, replay: bool) -> ModelOptions:
     Raises:
         pytest.UsageError: a value or combination that cannot work (one line).
     """
-    get = config.getoption
+    get = cast("Callable[[str], Any]", config.getoption)  # pytest types it Any | None
     _check_concurrency(get("concurrency"), get("backend"), bool(get("serve")))
     try:
         return ModelOptions(
@@ -415,7 +417,8 @@ def _backend_options(config: pytest.Config) -> dict[str, Any]:
     parsed once (:mod:`fixtures.models.backend_options`). An option neither backend reads
     (a field of another backend's options; ``--gpus``: ``BackendKind.gpu_devices`` of an
     in-process backend) is a usage error: it would change nothing."""
-    get, kinds = config.getoption, installed_backends()
+    get = cast("Callable[[str], Any]", config.getoption)  # pytest types it Any | None
+    kinds = installed_backends()
     given = given_backend_options(config, kinds)
     if get("gpus") is not None:
         given["gpus"] = get("gpus")
@@ -426,7 +429,7 @@ def _backend_options(config: pytest.Config) -> dict[str, Any]:
     if get("judge_model") or get("judge_base_url"):
         judge = backend_kind(get("judge_backend") or answers.default_judge)
     reads = _fields(answers, serve) | (_fields(judge, True) if judge is not None else set())
-    served = set(SERVED_FIELDS) & set(model.options.model_fields) if serve else set()
+    served = set[str](SERVED_FIELDS) & set(model.options.model_fields) if serve else set[str]()
     reads |= served
     if model.gpu_devices is not None and not serve:
         reads.add("gpus")

@@ -13,20 +13,22 @@ import os
 import shutil
 import tempfile
 import time
-from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 from extractbench.fixtures.models.core_share import CORE_SHARE_KEY, shares_cores
 from extractbench.fixtures.plugin import ModelSetup, workers
+from extractbench.fixtures.worker_channel import ReportField
 from extractbench.plugins.outputs.formats import FORMATS
 from extractbench.plugins.outputs.terminal import summary_lines
 from extractbench.plugins.outputs.write import Targets, Written
 from extractbench.plugins.record import Crash, ItemEntry, OtherTest
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.crashes import (
+    CRASH_FAULT,
+    CRASH_WORKER,
     FAULT_DIR_KEY,
     crash_message,
     crashed_item_entry,
@@ -35,17 +37,25 @@ from extractbench.plugins.run.crashes import (
 )
 from extractbench.plugins.run.data import prepare_data, select_suites
 from extractbench.plugins.run.finish import finish_run, is_benchmark_run
-from extractbench.plugins.run.item_record import error_line, item_id_of
-from extractbench.plugins.run.progress import Heartbeat, Progress
+from extractbench.plugins.run.item_record import ITEM_ENTRY, error_line, item_id_of
+from extractbench.plugins.run.progress import Heartbeat, Progress, uncaptured
 from extractbench.plugins.run.signals import StopSignals
 from extractbench.plugins.run.state import USAGE_PREFIX, RunState, SuiteFacts
 from extractbench.plugins.verdict.exit_codes import NOTHING_MEASURED
 from extractbench.suites.files import path_kind
 from extractbench.suites.locks import OutputBusy, OutputLocks
 
-__all__ = ["Controller", "WORKER_OUTPUT_KEY", "locked_outputs"]
+if TYPE_CHECKING:
+    from xdist.dsession import DSession  # pytest-xdist's controller plugin
+
+__all__ = ["Controller", "WORKER_OUTPUT_KEY", "SUITE_FACTS", "MODEL_EVENTS", "locked_outputs"]
 
 WORKER_OUTPUT_KEY = "extractbench_suites"
+# a worker's first item report of a suite carries the suite's facts (name -> SuiteFacts'
+# model_dump, None before the suite loaded), and an item's report the model loads since
+# the last one (their progress lines)
+SUITE_FACTS = ReportField[dict[str, dict[str, Any] | None]]("extractbench_suite")
+MODEL_EVENTS = ReportField[list[str]]("extractbench_events")
 
 
 def locked_outputs(targets: Targets) -> list[Path]:
@@ -89,13 +99,14 @@ class Controller:
         self._collection_said = False
 
     def _progress_line(self, line: str) -> None:
-        reporter = self.config.pluginmanager.getplugin("terminalreporter")
+        reporter = cast(
+            "pytest.TerminalReporter | None", self.config.pluginmanager.getplugin("terminalreporter")
+        )
         if reporter is None:
             return
         # the timer writes while an item runs in this process, whose output pytest
         # captures: released for the line, as pytest's live logging does
-        capman = self.config.pluginmanager.getplugin("capturemanager")
-        with capman.global_and_fixture_disabled() if capman is not None else nullcontext():
+        with uncaptured(self.config):
             if getattr(getattr(reporter, "_tw", None), "width_of_current_line", 0):
                 reporter.write("\n")  # after the progress dots of -q and xdist
             reporter.write_line(line)
@@ -123,7 +134,7 @@ class Controller:
         """Stop the run after the items now running (serial and under xdist)."""
         if self.session is not None and not self.session.shouldstop:
             self.session.shouldstop = reason
-        dsession = self.config.pluginmanager.getplugin("dsession")
+        dsession = cast("DSession | None", self.config.pluginmanager.getplugin("dsession"))
         if dsession is not None and not dsession.shouldstop:
             dsession.shouldstop = reason
 
@@ -141,7 +152,10 @@ class Controller:
             # pytest's [NN%] counts every report against the items collected, so the
             # verdict's gate cases and re-run items push it past 100%; the progress
             # lines count the items themselves
-            reporter = self.config.pluginmanager.getplugin("terminalreporter")
+            reporter = cast(
+                "pytest.TerminalReporter | None",
+                self.config.pluginmanager.getplugin("terminalreporter"),
+            )
             if reporter is not None and hasattr(reporter, "_show_progress_info"):
                 reporter._show_progress_info = False
             self.heartbeat = Heartbeat(self.progress).start()
@@ -182,10 +196,8 @@ class Controller:
         the top frame and the library from its fault report, in the record, the report
         (JUnit, terminal) and a terminal line now. A re-run of the item does not hide it."""
         node = getattr(report, "node", None)
-        worker = getattr(report, "extractbench_worker", None) or getattr(
-            getattr(node, "gateway", None), "id", "?"
-        )
-        fault = getattr(report, "extractbench_fault", None) or read_fault(self.fault_dir, worker)
+        worker = CRASH_WORKER.get(report) or getattr(getattr(node, "gateway", None), "id", "?")
+        fault = CRASH_FAULT.get(report) or read_fault(self.fault_dir, worker)
         message = crash_message(worker, crashitem, fault)
         item_id = item_id_of(crashitem)
         self.state.crashes.append(
@@ -199,7 +211,9 @@ class Controller:
         )
         report.longrepr = message + (f"\n\n{fault['report']}" if fault.get("report") else "")
         report.when = "call"  # xdist says "???": JUnit would call it a setup error
-        reporter = self.config.pluginmanager.getplugin("terminalreporter")
+        reporter = cast(
+            "pytest.TerminalReporter | None", self.config.pluginmanager.getplugin("terminalreporter")
+        )
         if reporter is not None:
             reporter.write_line(f"extractbench: {message}", red=True, bold=True)
 
@@ -221,12 +235,12 @@ class Controller:
             )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        for name, info in (getattr(report, "extractbench_suite", None) or {}).items():
+        for name, info in (SUITE_FACTS.get(report) or {}).items():
             if info is not None and name not in self.state.suites:
                 self.state.suites[name] = SuiteFacts.model_validate(info)
-        for event in getattr(report, "extractbench_events", None) or ():
+        for event in MODEL_EVENTS.get(report) or ():
             self.progress.event(event)
-        entry = getattr(report, "extractbench_item", None)
+        entry = ITEM_ENTRY.get(report)
         if entry is None:
             self._other_test(report)
             return

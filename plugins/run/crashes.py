@@ -18,7 +18,11 @@ import signal
 from pathlib import Path
 from typing import IO, Any
 
+from extractbench.fixtures.worker_channel import ReportField
+
 __all__ = [
+    "CRASH_FAULT",
+    "CRASH_WORKER",
     "FAULT_DIR_KEY",
     "enable_fault_log",
     "fault_log_path",
@@ -29,6 +33,10 @@ __all__ = [
 ]
 
 FAULT_DIR_KEY = "extractbench_fault_dir"  # workerinput key: the controller's fault folder
+# the report of an item -n 0's supervised process died on: the process, and its fault
+# (read_fault) as the supervisor read it
+CRASH_WORKER = ReportField[str]("extractbench_worker")
+CRASH_FAULT = ReportField[dict[str, Any]]("extractbench_fault")
 
 # faulthandler's words for the signals it catches (Python/faulthandler.c)
 _FAULTS = {

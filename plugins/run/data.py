@@ -4,13 +4,13 @@ whether it is all there (missing data is a usage error, one line per suite)."""
 from __future__ import annotations
 
 import sys
-from contextlib import nullcontext
 
 import pytest
 
 from extractbench.fixtures.plugin import ModelSetup
 from extractbench.plugins.run.command_suites import selected_suites, selects_whole_package
 from extractbench.plugins.run.config import RunConfig
+from extractbench.plugins.run.progress import uncaptured
 from extractbench.plugins.run.state import RunState
 from extractbench.suites.datasets.manifest import load_manifest
 from extractbench.suites.datasets.provenance import data_provenance
@@ -75,9 +75,8 @@ def _check_listed_gates(cfg: RunConfig, selected: list[str]) -> None:
 def _choose(config: pytest.Config, cfg: RunConfig, setup: ModelSetup, local: list[str]) -> str:
     """Choose (and fetch) the data folder when none was given; the fetch error, if any."""
     manifest = load_manifest()
-    capture = config.pluginmanager.getplugin("capturemanager")
     try:
-        with capture.global_and_fixture_disabled() if capture else nullcontext():
+        with uncaptured(config):
             setup.data_choice = choose_data_dir(  # progress goes to the real terminal, live
                 manifest, local,
                 offline=cfg.offline or offline_from_env(), mirror=cfg.mirror,

@@ -22,16 +22,20 @@ import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
 from extractbench.fixtures.nodes import bench_item_of
 from extractbench.plugins.run.config import RunConfig
+from extractbench.plugins.run.item_record import ITEM_ENTRY
 from extractbench.plugins.run.state import RunState
 from extractbench.plugins.verdict.baseline import item_scores
 from extractbench.plugins.verdict.sequential_gates import SuiteSequence, regression_of
 from extractbench.suites.item import Item
+
+if TYPE_CHECKING:
+    from xdist.dsession import DSession  # pytest-xdist's controller plugin
 
 __all__ = ["EarlyStop", "DECIDED_DIR_KEY", "skip_decided", "decided_in", "in_run_order", "not_run"]
 
@@ -132,7 +136,9 @@ class EarlyStop:
             config.option.loadscopereorder = False
 
     def pytest_sessionstart(self) -> None:
-        reporter = self.config.pluginmanager.getplugin("terminalreporter")
+        reporter = cast(
+            "pytest.TerminalReporter | None", self.config.pluginmanager.getplugin("terminalreporter")
+        )
         if self.scheduling and reporter is not None:
             reporter.write_line(self.scheduling)
 
@@ -168,7 +174,7 @@ class EarlyStop:
 
     @pytest.hookimpl(trylast=True)  # after the controller took the suite's facts and the item
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        entry = getattr(report, "extractbench_item", None)
+        entry = ITEM_ENTRY.get(report)
         if entry is None or entry["suite"] in self.state.decided_early:
             return
         sequence = self._sequence(entry["suite"])
@@ -210,6 +216,6 @@ class EarlyStop:
         )
         everything = not self.state.collected or self.state.collected == items
         if everything and all(s in self.state.decided_early for s in selected):
-            dsession = self.config.pluginmanager.getplugin("dsession")
+            dsession = cast("DSession | None", self.config.pluginmanager.getplugin("dsession"))
             if dsession is not None:  # the workers end once their items are done or skipped
                 dsession.triggershutdown()

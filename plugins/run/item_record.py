@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from extractbench.fixtures.models.redact import redact_text
+from extractbench.fixtures.worker_channel import ReportField
 from extractbench.suites.item import Item
 from extractbench.suites.model import Backend, Generation, RunStopper
 from extractbench.suites.protocol import ItemResult, generate
@@ -18,7 +19,11 @@ PROMPT_TAIL = 400  # characters of each prompt's end the record keeps (the per-i
 
 __all__ = [
     "ItemRecorder", "json_safe", "report_entry", "redact_report", "error_line", "item_id_of",
+    "ITEM_ENTRY",
 ]  # fmt: skip
+
+# an item's report carries its entry (report_entry) to the controller
+ITEM_ENTRY = ReportField[dict[str, Any]]("extractbench_item")
 
 _METRIC_RE = re.compile(r"^[A-Za-z0-9_.\-]+(/[A-Za-z0-9_.\-]+)*$")
 
@@ -209,6 +214,7 @@ def report_entry(
     entry["test"] = report.nodeid  # its JUnit name
     if report.failed:
         entry["error"] = error_line(report)
-        if call.excinfo is not None and call.excinfo.errisinstance(RunStopper):
-            entry["stop"] = {"kind": call.excinfo.value.kind, "message": str(call.excinfo.value)}
+        stopper = call.excinfo.value if call.excinfo is not None else None
+        if isinstance(stopper, RunStopper):
+            entry["stop"] = {"kind": stopper.kind, "message": str(stopper)}
     return entry

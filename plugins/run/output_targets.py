@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -51,8 +52,9 @@ def output_targets(
             return taken[fmt.name]
         return config.getoption(fmt.dest) if fmt.dest else None
 
+    exports = cast("list[str]", config.getoption("export"))  # an append option, default []
     try:
-        paths = given_paths(config.getoption("export"), own)
+        paths = given_paths(exports, own)
     except ExportError as exc:
         raise pytest.UsageError(str(exc)) from None
     paths.setdefault(RECORD, reports_folder(config) / f"{run_id}.json")
@@ -68,7 +70,7 @@ def output_targets(
     return Targets(
         paths=paths,
         plots=config.getoption("report_plots") == "on",
-        step_summary=step_summary_target(disabled=config.getoption("no_step_summary")),
+        step_summary=step_summary_target(disabled=bool(config.getoption("no_step_summary"))),
         ctrf_run_id=config.getoption("ctrf_run_id"),
         ci_run_id=ci_run_id(),
     )

@@ -25,10 +25,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, cast
+
+import pytest
 
 __all__ = [
+    "uncaptured",
     "Heartbeat",
     "Progress",
     "SuiteProgress",
@@ -36,6 +40,21 @@ __all__ = [
     "eta_seconds",
     "COLLECTING_S",
 ]
+
+
+class _CaptureManager(Protocol):
+    """pytest's output-capture plugin (``capturemanager``), as far as it is used here."""
+
+    def global_and_fixture_disabled(self) -> AbstractContextManager[None]: ...
+
+
+def uncaptured(config: pytest.Config) -> AbstractContextManager[None]:
+    """pytest's output capture released while a line goes to the terminal from inside an
+    item (as pytest's live logging releases it), or nothing to release (``-s``)."""
+    capman = cast(
+        "_CaptureManager | None", config.pluginmanager.getplugin("capturemanager")
+    )
+    return capman.global_and_fixture_disabled() if capman is not None else nullcontext()
 
 COLLECTING_S = 10.0  # a collection running this long gets its first progress line
 

@@ -11,6 +11,8 @@ answers it gave before are in the generation cache for the next run.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 import pytest
 
 from extractbench.fixtures.plugin import ModelSetup
@@ -19,6 +21,9 @@ from extractbench.plugins.run.collection import selected_items
 from extractbench.plugins.run.config import RunConfig
 from extractbench.plugins.run.state import RunState
 from extractbench.suites.model import ModelError
+
+if TYPE_CHECKING:
+    from xdist.dsession import DSession  # pytest-xdist's controller plugin
 
 __all__ = ["ServeStart"]
 
@@ -48,6 +53,7 @@ class ServeStart:
         """The watcher's thread: the run stops after the items now running."""
         if self.state.stopped is None:
             self.state.stopped = line
-        for holder in (self.session, self.config.pluginmanager.getplugin("dsession")):
+        dsession = cast("DSession | None", self.config.pluginmanager.getplugin("dsession"))
+        for holder in (self.session, dsession):
             if holder is not None and not getattr(holder, "shouldstop", False):
                 holder.shouldstop = line

@@ -26,6 +26,7 @@ from extractbench.plugins.run.config import CONFIG_KEY, RunConfig
 from extractbench.plugins.run.item_record import ItemRecorder
 from extractbench.plugins.run.state import STATE_KEY, RunState
 from extractbench.suites.item import Item
+from extractbench.suites.model import Backend
 from extractbench.suites.protocol import Models
 
 __all__ = ["suite_test", "run_item"]
@@ -76,7 +77,7 @@ def _prefetch_group(
 
 @pytest.fixture
 def run_item(
-    request: pytest.FixtureRequest, model: object, judge: object, score: ItemRecorder
+    request: pytest.FixtureRequest, model: Backend, judge: Backend, score: ItemRecorder
 ) -> Callable[[Item], None]:
     """``run_item(bench_item)``: run the item through its suite and record the result."""
     cfg = request.config.stash[CONFIG_KEY]

@@ -26,11 +26,16 @@ import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
-from extractbench.plugins.run.crashes import crash_message, read_fault
+from extractbench.plugins.run.crashes import (
+    CRASH_FAULT,
+    CRASH_WORKER,
+    crash_message,
+    read_fault,
+)
 from extractbench.suites import safe_json
 
 __all__ = [
@@ -74,8 +79,9 @@ def should_supervise(config: pytest.Config) -> bool:
         return False
     if mode == "on":
         return True
+    backend = cast(str, config.getoption("backend"))  # it has a default
     return (
-        _in_process(config.getoption("backend"))
+        _in_process(backend)
         and not config.getoption("serve")
         and not config.getoption("rescore")
     )
@@ -197,8 +203,8 @@ class Journal:
                 report = pytest.TestReport(
                     item.nodeid, item.location, {}, "failed", crash["message"], "call"
                 )
-                report.extractbench_worker = "main"  # type: ignore[attr-defined]
-                report.extractbench_fault = crash["fault"]  # type: ignore[attr-defined]
+                CRASH_WORKER.put(report, "main")
+                CRASH_FAULT.put(report, crash["fault"])
                 self.config.hook.pytest_handlecrashitem(
                     crashitem=item.nodeid, report=report, sched=None
                 )

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from extractbench.fixtures.models import core_share
+from extractbench.fixtures.worker_channel import xdist_input, xdist_output
 from extractbench.plugins.run.controller import WORKER_OUTPUT_KEY
 from extractbench.plugins.run.crashes import FAULT_DIR_KEY, enable_fault_log
 from extractbench.plugins.run.early_stop import DECIDED_DIR_KEY, decided_in, skip_decided
@@ -27,12 +29,19 @@ class Worker:
         self.config = config
         self.state = state
 
+    def _given(self) -> dict[str, Any]:
+        """The controller's values for this worker (registered in workers only)."""
+        given = xdist_input(self.config)
+        assert given is not None, "the Worker plugin runs in xdist workers"
+        return given
+
     def pytest_sessionstart(self) -> None:
         """Write this worker's fault report where the controller reads it after a crash."""
-        folder = self.config.workerinput.get(FAULT_DIR_KEY)  # type: ignore[attr-defined]
+        given = self._given()
+        folder = given.get(FAULT_DIR_KEY)
         if folder:
-            enable_fault_log(Path(folder), self.config.workerinput["workerid"])  # type: ignore[attr-defined]
-        share = self.config.workerinput.get(core_share.CORE_SHARE_KEY)  # type: ignore[attr-defined]
+            enable_fault_log(Path(folder), given["workerid"])
+        share = given.get(core_share.CORE_SHARE_KEY)
         if share:
             core_share.join(Path(share))
 
@@ -40,7 +49,7 @@ class Worker:
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         """``--stop-when-decided``: an item of a suite the controller has decided is not
         run (skipped before its setup, the reason saying so)."""
-        folder = self.config.workerinput.get(DECIDED_DIR_KEY)  # type: ignore[attr-defined]
+        folder = self._given().get(DECIDED_DIR_KEY)
         if folder:
             skip_decided(item, decided_in(Path(folder)))
 
@@ -69,6 +78,6 @@ class Worker:
 
     def pytest_sessionfinish(self) -> None:
         core_share.leave()
-        self.config.workeroutput[WORKER_OUTPUT_KEY] = {  # type: ignore[attr-defined]
+        xdist_output(self.config)[WORKER_OUTPUT_KEY] = {
             name: facts.model_dump() for name, facts in self.state.suites.items()
         }

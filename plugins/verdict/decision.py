@@ -188,7 +188,8 @@ def _sequential(
         )
 
     not_run = sum(
-        len(record.suites[name].run_order.not_run)  # type: ignore[union-attr]
+        # replay() makes a sequence only for a suite whose record has its run order
+        len(record.suites[name].run_order.not_run)  # pyright: ignore[reportOptionalMemberAccess]
         for name, seq in sequences.items()
         if seq.decided and checked(name)
     )

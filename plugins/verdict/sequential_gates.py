@@ -395,7 +395,7 @@ class SuiteSequence:
             if any(v is None for v in values):
                 self.blocked = f"an item has no {metric} score"
                 return
-            draws[metric] = [(float(v) - low) / (high - low) for v in values]  # type: ignore[arg-type]
+            draws[metric] = [(float(v) - low) / (high - low) for v in values if v is not None]
         for metric, paired in self._paired.items():
             paired.take(list(zip(group, draws[metric], strict=True)))
         for metric in self._metrics:

@@ -17,10 +17,11 @@ from extractbench.suites.derived_cache import cached_json, digest_of
 from extractbench.suites.fda.chunking import CHUNK_TOKENS, ChunkingError, chunk_apart
 from extractbench.suites.fda.labels import apply_rule
 from extractbench.suites.fda.suite import FdaOptions
-from extractbench.suites.files import data_file, inside, read_text
+from extractbench.suites.files import data_file, data_folder, inside, read_text
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.jsonl import iter_jsonl
 from extractbench.suites.links import docs_url, install_command
+from extractbench.suites.protocol import Loader
 
 __all__ = [
     "LABELS_FILE", "MAX_TOKENS", "STOP", "read_labels", "build_items", "load_items",
@@ -162,7 +163,7 @@ def _chunk_cached(
     return spans, value["tokenizer"]
 
 
-def load_items(data_dir: Path, opts: FdaOptions = DEFAULTS) -> SuiteData:
+def load_items(data_dir: Path | None, opts: FdaOptions = DEFAULTS) -> SuiteData:
     """Build the FDA suite from ``data_dir/fda``.
 
     Documents are chunked into 1,920-token chunks with the Gemma 3 tokenizer of the
@@ -181,7 +182,7 @@ def load_items(data_dir: Path, opts: FdaOptions = DEFAULTS) -> SuiteData:
     """
     if opts.source == "based-fda":
         return load_based_fda(opts.dataset, opts.split)
-    labels_path = data_file(data_dir, LABELS_FILE)
+    labels_path = data_file(data_folder(data_dir, "fda"), LABELS_FILE)
     if not labels_path.is_file():
         raise DataMissing(f"{labels_path} not found (see {docs_url('docs/data.md#fda')})")
     labels, label_rule = apply_rule(read_labels(labels_path))
@@ -206,6 +207,10 @@ def load_items(data_dir: Path, opts: FdaOptions = DEFAULTS) -> SuiteData:
         "stop": list(STOP),
     }
     return SuiteData(items=items, notes=notes, missing_labels=unmatched)
+
+
+# the suite declares this loader by name (suites.protocol.lazy): its type is checked here
+LOADER: Loader[FdaOptions] = load_items
 
 
 def load_based_fda(dataset: str, split: str = "validation") -> SuiteData:

@@ -59,7 +59,7 @@ def read_schema(path: Path, files: UserFiles) -> dict[str, Any]:
         DataError: unreadable, not JSON, not a valid JSON Schema, or not a schema of one
             object with ``properties`` (one line naming the file).
     """
-    import jsonschema
+    import jsonschema.validators
 
     try:
         schema = safe_json.loads(files.read_text(path.name, str(path)))
@@ -159,7 +159,8 @@ def load_objects(data_dir: Path | None, opts: KvOptions) -> SuiteData:
             id or document without ids, a document whose prompt and budget exceed
             ``kv.context_tokens``, a file without lines.
     """
-    import jsonschema
+    import jsonschema.exceptions
+    import jsonschema.validators
 
     from extractbench.suites.fda.items import chunk_documents
     from extractbench.suites.kv.items import kv_path, read_document
@@ -294,7 +295,7 @@ def score_object(
 def _validator(path: str) -> Any:
     """The jsonschema validator of the schema file at ``path`` (read once per process; the
     loader checked it before the first model call)."""
-    import jsonschema
+    import jsonschema.validators
 
     schema = safe_json.loads(Path(path).read_text(encoding="utf-8"))
     return jsonschema.validators.validator_for(schema)(schema)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from extractbench.suites.item import Item, SuiteData
 from extractbench.suites.kv.options import KvOptions
-from extractbench.suites.protocol import ItemResult, Models, Suite, generate, lazy
+from extractbench.suites.protocol import ItemResult, Models, Suite, generate
 
 __all__ = ["KvOptions", "SUITE", "load", "run"]
 
@@ -26,8 +26,13 @@ def load(data_dir: Path | None, options: KvOptions) -> SuiteData:
     Raises:
         DataError: see those functions.
     """
-    target = "schema:load_objects" if options.schema_file is not None else "items:load_items"
-    return lazy(f"extractbench.suites.kv.{target}")(data_dir, options)
+    if options.schema_file is not None:
+        from extractbench.suites.kv.schema import load_objects
+
+        return load_objects(data_dir, options)
+    from extractbench.suites.kv.items import load_items
+
+    return load_items(data_dir, options)
 
 
 def run(item: Item, models: Models, options: KvOptions) -> ItemResult:

@@ -19,7 +19,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from extractbench.suites.minea.entities import (
     entity_text,
@@ -28,7 +28,7 @@ from extractbench.suites.minea.entities import (
     parse_entities,
 )
 from extractbench.suites.minea.schema import Schema
-from extractbench.suites.model import Backend, ModelError, ask
+from extractbench.suites.model import Backend, CountsTokens, ModelError, ask
 
 __all__ = [
     "ENTITY_GRAMMAR",
@@ -181,7 +181,8 @@ def extract_document(
             the backend failed.
     """
     capabilities = model.capabilities
-    count = model.count_tokens if capabilities.count_tokens else _estimate_tokens
+    # a backend that announces count_tokens has the method (suites.model.Capabilities)
+    count = cast(CountsTokens, model).count_tokens if capabilities.count_tokens else _estimate_tokens
     window = min(context_tokens, capabilities.n_ctx or context_tokens)
     result = Extraction(pieces=split_pieces(text, piece_chars))
     described = schema.describe()

@@ -44,6 +44,7 @@ from extractbench.suites.minea.needles import (
 )
 from extractbench.suites.minea.options import MineaOptions
 from extractbench.suites.minea.schema import Schema, load_schema
+from extractbench.suites.protocol import Loader
 from extractbench.suites.suite_options import dump_options
 
 __all__ = ["MANIFEST", "load_items", "needle_set", "deal", "pick_decoys"]
@@ -262,3 +263,7 @@ def load_items(data_dir: Path | None, opts: MineaOptions = DEFAULTS) -> SuiteDat
         "relevance": {"metric": "METEOR without chunk penalty (nltk, gamma=0)"} | wordnet_status(),
     }
     return SuiteData(items=items, notes=notes)
+
+
+# the suite declares this loader by name (suites.protocol.lazy): its type is checked here
+LOADER: Loader[MineaOptions] = load_items

@@ -21,10 +21,11 @@ from typing import Any
 
 from extractbench.suites import safe_json
 from extractbench.suites.derived_cache import cached_json, digest_of
-from extractbench.suites.files import data_file, read_text
+from extractbench.suites.files import data_file, data_folder, read_text
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.links import docs_url
 from extractbench.suites.meteor import wordnet_status
+from extractbench.suites.protocol import Loader
 from extractbench.suites.strucbench import render
 from extractbench.suites.strucbench.bertscore import bertscore_note, resolve_encoder
 from extractbench.suites.strucbench.hscore import CORRECTIONS
@@ -196,7 +197,7 @@ def _notes(
     return notes
 
 
-def load_items(data_dir: Path, opts: StrucbenchOptions = DEFAULTS) -> SuiteData:
+def load_items(data_dir: Path | None, opts: StrucbenchOptions = DEFAULTS) -> SuiteData:
     """All three formats (``opts.max_cells`` decides which tables are items; ``pscore``
     and ``hscore`` how they are scored), or the user's pairs (``opts.pairs``).
 
@@ -211,6 +212,7 @@ def load_items(data_dir: Path, opts: StrucbenchOptions = DEFAULTS) -> SuiteData:
 
         items, data = user_items(opts.pairs, opts.max_cells, opts)
         return SuiteData(items=items, notes=_notes(opts, encoder, items, data, None))
+    data_dir = data_folder(data_dir, "strucbench")
     files = [data_file(data_dir, f) for f in (E2E_FILE, *SCIGEN_FILES)]
     for path in files:
         if not path.is_file():
@@ -238,3 +240,7 @@ def load_items(data_dir: Path, opts: StrucbenchOptions = DEFAULTS) -> SuiteData:
             "reachable")  # fmt: skip
     notes = _notes(opts, encoder, items, data, value["rejected"])
     return SuiteData(items=items, notes=notes)
+
+
+# the suite declares this loader by name (suites.protocol.lazy): its type is checked here
+LOADER: Loader[StrucbenchOptions] = load_items

@@ -11,9 +11,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from extractbench.suites.files import data_file
+from extractbench.suites.files import data_file, data_folder
 from extractbench.suites.item import DataError, DataMissing, Item, SuiteData
 from extractbench.suites.links import docs_url, install_command
+from extractbench.suites.protocol import Loader
 from extractbench.suites.suite_options import dump_options
 from extractbench.suites.tablebench import dp as tablebench
 from extractbench.suites.tablebench.suite import TableBenchOptions
@@ -23,7 +24,7 @@ __all__ = ["load_tablebench", "tablebench_from_hub"]
 DEFAULTS = TableBenchOptions()  # the suite's options when a caller gives none
 
 
-def load_tablebench(data_dir: Path, opts: TableBenchOptions = DEFAULTS) -> SuiteData:
+def load_tablebench(data_dir: Path | None, opts: TableBenchOptions = DEFAULTS) -> SuiteData:
     """TableBench test questions (Visualization skipped) with TableBench's DP prompts.
 
     Raises:
@@ -32,6 +33,7 @@ def load_tablebench(data_dir: Path, opts: TableBenchOptions = DEFAULTS) -> Suite
     """
     if opts.source == "hub":
         return tablebench_from_hub(opts)
+    data_dir = data_folder(data_dir, "tablebench")
     test_path = data_file(data_dir, tablebench.TEST_FILE)
     examples_path = data_file(data_dir, tablebench.EXAMPLES_FILE)
     for path in (test_path, examples_path):
@@ -70,6 +72,10 @@ def load_tablebench(data_dir: Path, opts: TableBenchOptions = DEFAULTS) -> Suite
         "duplicate_ids_skipped": duplicates,
     }
     return SuiteData(items=items, notes=notes)
+
+
+# the suite declares this loader by name (suites.protocol.lazy): its type is checked here
+LOADER: Loader[TableBenchOptions] = load_tablebench
 
 
 def _tablebench_item(row: Mapping[str, Any], prompt: str, answer_cue: str) -> Item:

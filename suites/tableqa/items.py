@@ -12,7 +12,9 @@ from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any
 
+from extractbench.suites.files import data_folder
 from extractbench.suites.item import DataError, Item, LazyText, SuiteData
+from extractbench.suites.protocol import Loader
 from extractbench.suites.suite_options import dump_options
 from extractbench.suites.tableqa import synthetic
 from extractbench.suites.tableqa.metrics import MATCH_METRICS
@@ -115,7 +117,7 @@ def _user_items(opts: TableQAOptions = DEFAULTS) -> SuiteData:
     return SuiteData(items=items, notes=notes)
 
 
-def load_items(data_dir: Path, opts: TableQAOptions = DEFAULTS) -> SuiteData:
+def load_items(data_dir: Path | None, opts: TableQAOptions = DEFAULTS) -> SuiteData:
     """Lookup questions over wiki tables and syn1-syn5 (the article's protocol), or over
     the user's tables (``opts.tables``).
 
@@ -126,6 +128,7 @@ def load_items(data_dir: Path, opts: TableQAOptions = DEFAULTS) -> SuiteData:
     """
     if opts.tables is not None:
         return _user_items(opts)
+    data_dir = data_folder(data_dir, "tableqa")
     items = []
     dropped: dict[str, list[str]] = {}
     filters: dict[str, dict[str, Any] | None] = {}
@@ -164,3 +167,7 @@ def load_items(data_dir: Path, opts: TableQAOptions = DEFAULTS) -> SuiteData:
         },
     }
     return SuiteData(items=items, notes=notes)
+
+
+# the suite declares this loader by name (suites.protocol.lazy): its type is checked here
+LOADER: Loader[TableQAOptions] = load_items

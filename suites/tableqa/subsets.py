@@ -80,7 +80,7 @@ def subset_questions(subset: str, data_dir: Path, opts: TableQAOptions) -> Subse
         str(opts.seed),
     ]
     if subset == "wiki":
-        key += [p.read_bytes() for p in wiki_html_files(data_dir)]  # type: ignore[misc]
+        key += [p.read_bytes() for p in wiki_html_files(data_dir)]
         key += [inspect.getsource(html)]
     else:  # the generator's code and Faker's data make the tables
         key += [metadata.version("faker"), inspect.getsource(synthetic)]
