@@ -180,6 +180,11 @@ class Suite(Generic[OptionsT]):
             so a command selects it only by naming it (its folder, test file or
             ``--pyargs`` package), never by a folder above it: ``pytest suites/`` runs the
             papers' suites.
+        version: the suite's version, an integer written in the run record (``suites.NAME
+            .version``) and raised by one whenever a change makes its scores incomparable
+            with earlier runs' (its items, their selection, a prompt, a budget, the scoring);
+            ``--baseline`` and ``extractbench compare`` refuse a baseline scored at another
+            version, as lm-evaluation-harness keeps a ``VERSION`` per task.
     """
 
     name: str
@@ -200,6 +205,7 @@ class Suite(Generic[OptionsT]):
     ranges: tuple[tuple[str, float, float], ...] = ()
     judged: tuple[str, ...] = ()
     on_request: bool = False
+    version: int = 1
 
     def score_range(self, metric: str) -> tuple[float, float]:
         """The declared range of ``metric`` (without the suite prefix): the first of

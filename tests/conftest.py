@@ -62,6 +62,63 @@ def _one_core_per_worker(config: pytest.Config) -> None:
         os.sched_setaffinity(0, {available[int(workerid.removeprefix("gw")) % len(available)]})
 
 
+# The harness's tests in two tiers: a bare ``pytest tests/`` runs the fast one; ``-m slow`` the
+# slow one, which CI runs too (``.ci/run``); ``-m "slow or not slow"`` both. Slow are the tests
+# marked ``@pytest.mark.slow`` (end-to-end runs of a minute or more) and the ``-n 2`` twin of
+# a test run both in one process and under pytest-xdist (a parameter id ``xdist`` beside a
+# ``serial`` one): the fast tier keeps the serial run of the same behaviour, the slow tier
+# the run whose two workers each start Python, import the plugin and load a model again.
+SLOW = "slow"
+
+
+def _is_xdist_twin(item: pytest.Item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and "xdist" in callspec.id.split("-")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Marks the xdist twins slow; without a ``-m`` expression, deselects the slow tier,
+    except a test named by its node id (``pytest tests/test_x.py::test_y``), which runs as
+    asked. Runs before pytest's own ``-m`` filter, which then sees these marks."""
+    for item in items:
+        if _is_xdist_twin(item):
+            item.add_marker(SLOW)
+    if config.option.markexpr:
+        return
+    here = config.invocation_params.dir
+    named = [(here / path, name) for path, _, name in (a.partition("::") for a in config.args) if name]
+    keep, slow = [], []
+    for item in items:
+        _, _, test = item.nodeid.partition("::")
+        explicit = any(
+            item.path == path.resolve() and (test == name or test.startswith((f"{name}[", f"{name}::")))
+            for path, name in named
+        )
+        (slow if item.get_closest_marker(SLOW) and not explicit else keep).append(item)
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = keep
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    """The tier this run holds, in the header: a reader of a log sees what was left out."""
+    if config.option.markexpr:
+        return f"extractbench harness tests: -m {config.option.markexpr!r}"
+    return "extractbench harness tests: the fast tier (the slow one: -m slow; both: -m 'slow or not slow')"
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's ``pytester``, whose pytest runs leave out two third-party pytest plugins no
+    test uses: Faker's (the synthetic tables' and MINEA's fake facts; a ``faker`` fixture)
+    and anyio's (httpx's async layer; async tests). Importing them cost each pytest process
+    about 0.7 s of CPU of its 2.7 s start, and the tests start over a thousand. Set after
+    pytester clears ``PYTEST_ADDOPTS``; a test that sets the variable itself replaces it."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:faker -p no:anyio")
+    return pytester
+
+
 @pytest.fixture
 def all_cores():
     """This test (and what it starts) on every core of the machine, its worker's one core

@@ -122,6 +122,7 @@ def _server_pids() -> list[int]:
     return pids
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc")
 def test_serve_runs_one_model_process_for_two_workers_and_stops_on_ctrl_c(toy):
     model = default_model_path()
@@ -155,6 +156,7 @@ def test_serve_runs_one_model_process_for_two_workers_and_stops_on_ctrl_c(toy):
     assert stopped["settings"]["dist"] == ("loadgroup" if shutil.which("llama-server") else "load")
 
 
+@pytest.mark.slow
 def test_hf_backend_runs_the_toy_suite_with_the_default_gguf(toy):
     require_installed("transformers", "torch")  # looked up, not imported (see require_installed)
     record = toy.path / "hf.json"

@@ -242,6 +242,7 @@ def test_llama_cpp_chat_on_a_templated_gguf_reuses_each_groups_prefix(chat_toy, 
         assert reused[0] == 0 and all(r > 10 for r in reused[1:]), reused  # the group's prefix
 
 
+@pytest.mark.slow
 def test_hf_renders_the_same_chat_tokens_as_llama_cpp(chat_toy, chat_gguf):
     """transformers loads the templated GGUF and its tokenizer's template (the same text):
     each chat prompt has exactly the tokens llama.cpp renders (one BOS, not two)."""

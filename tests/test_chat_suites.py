@@ -57,6 +57,7 @@ def chat_run(tmp_path_factory) -> dict:
     return read_json(record)
 
 
+@pytest.mark.slow
 def test_every_suite_runs_in_chat_mode_with_its_papers_system_prompt(chat_run):
     check_record(chat_run)
     assert set(chat_run["suites"]) == SUITES
@@ -79,6 +80,7 @@ def test_every_suite_runs_in_chat_mode_with_its_papers_system_prompt(chat_run):
     assert fda_user.endswith(":") and "\n" in fda_user  # {chunk}\n{key}: byte for byte
 
 
+@pytest.mark.slow
 def test_chat_answers_are_not_empty_on_the_article_exact_table_qa_prompt(chat_run):
     (item,) = [it for it in chat_run["items"] if it["suite"] == "tableqa"]
     user = chat_run["chat"]["examples"]["tableqa"]["messages"][-1]["content"]

@@ -219,6 +219,7 @@ def test_a_template_that_drops_the_user_text_is_a_usage_error():
         check_template(renderer(None, "{{ 'hello' }}"), "m.gguf")
 
 
+@pytest.mark.slow
 def test_hf_folds_the_system_text_as_llama_cpp_does(chat_toy, no_system_gguf):
     """transformers renders the same template (checked with its own Jinja environment):
     the system text begins the user turn, and no item fails on the template."""

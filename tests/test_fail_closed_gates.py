@@ -236,6 +236,7 @@ def test_a_pass_never_holds_a_gate_left_open():
     assert reasons == ["gate toy/accuracy>=0.1 not evaluated: for a reason"]
 
 
+@pytest.mark.slow
 def test_a_partial_record_as_the_baseline_of_a_regression_test_is_refused(toy100):  # noqa: F811
     """A record stopped early, or one shard, given to --baseline with --max-regression:
     one usage line before any item (pytest, ``extractbench report`` and ``merge``), unless

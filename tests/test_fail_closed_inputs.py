@@ -345,6 +345,7 @@ def test_a_csv_with_a_byte_order_mark_is_read_as_without_one(tmp_path):
         read_text(csv)
 
 
+@pytest.mark.slow
 @needs_data
 def test_strucbench_reads_an_e2e_csv_saved_with_a_byte_order_mark(tmp_path):
     data = tmp_path / "data"

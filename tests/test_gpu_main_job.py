@@ -36,6 +36,7 @@ def run(out: Path, rows: tuple[str, ...]) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=900)  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DATA.is_dir(), reason="needs the pinned data")
 def test_every_row_runs_as_written_and_none_is_refused(tmp_path):
     rows = ROWS if importlib.util.find_spec("transformers") else tuple(r for r in ROWS if r != "hf")

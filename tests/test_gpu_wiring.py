@@ -232,6 +232,7 @@ def test_group_prefetch_generates_each_group_in_one_batch(toy, monkeypatch, mode
     assert {it["id"]: it["prediction"] for it in again["items"]} == predictions
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_hf_batch_size_auto_halves_on_out_of_memory_and_keeps_the_answers(toy, mode):
     require_installed("torch", "transformers")

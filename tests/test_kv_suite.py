@@ -155,6 +155,7 @@ def test_without_kv_path_the_suite_says_what_it_needs(pytester):
     assert "kv.path=FILE is required" in result.stdout.str() + result.stderr.str()
 
 
+@pytest.mark.slow
 def test_the_user_s_items_shard_merge_compare_and_export_as_a_paper_suite_s(pytester, capsys):
     """Shards of the user's items merge into the single run's verdict, a later run compares
     with it as a baseline, and the JUnit, HTML and CTRF files hold its items."""
@@ -304,6 +305,7 @@ def test_the_metric_per_key_decides_what_matches(pytester, options, accuracy):
     assert metrics["due"] == ("date" if per_key else protocol["metric"])
 
 
+@pytest.mark.slow
 def test_a_prompt_template_budget_and_whole_documents_reach_the_model(pytester):
     """``kv.prompt``, ``kv.max_tokens`` and ``kv.whole_document`` change the items the
     model sees; the record names them; a document over ``kv.context_tokens`` is one line

@@ -66,6 +66,7 @@ def serve(toy, record: Path, *args: str) -> tuple[pytest.RunResult, dict]:
     return result, read_json(record)
 
 
+@pytest.mark.slow
 def test_serve_starts_llama_server_with_slots_and_keeps_them_busy(long_toy, llama_server):
     """``--serve`` with one slot answers exactly as the in-process backend. ``--serve -n 2
     --concurrency 2``: llama-server with 4 slots, the workers' requests in flight at once

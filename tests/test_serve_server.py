@@ -55,6 +55,7 @@ def usage_line(done: subprocess.CompletedProcess, *needles: str) -> str:
     return lines[0]
 
 
+@pytest.mark.slow
 def test_serve_takes_n_gpu_layers_and_sizes_its_slots_for_the_items(llama_server, tmp_path):
     done, record = fda(tmp_path, "served", "--serve", "--n-gpu-layers", "auto", "--limit", "3",
                        "--no-cache")  # fmt: skip
@@ -67,6 +68,7 @@ def test_serve_takes_n_gpu_layers_and_sizes_its_slots_for_the_items(llama_server
     usage_line(refused, "--n-gpu-layers all", "lists no GPU", "extractbench server build")
 
 
+@pytest.mark.slow
 def test_the_same_items_in_process_served_and_through_a_base_url(llama_server, tmp_path):
     """The base model (no chat template in its GGUF) answers 28 FDA items alike in process,
     through ``--serve`` (one slot) and through ``--backend openai`` against a llama-server,

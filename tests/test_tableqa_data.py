@@ -148,6 +148,7 @@ def test_every_question_on_duplicate_heavy_tables_has_exactly_one_answer():
         assert set(valid_pairs(table, row)) == expected
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (DATA / "tableqa").is_dir(), reason="no ../shared/data/tableqa")
 def test_every_generated_question_has_exactly_one_answer_brute_force():
     from extractbench.suites.tableqa.items import DEFAULTS

@@ -51,12 +51,17 @@ class LimitInfo(_Model):
 
 
 class SuiteInfo(_Model):
-    """A suite's facts in this run: breakdown attributes, items in its data and selected,
+    """A suite's facts in this run: its version, breakdown attributes, items in its data and selected,
     the cap that applied, the suite's notes (provenance, warnings), its report files, the
     labels its loader could not place in their document, and with ``--stop-when-decided``
     the order its items ran in and those not run."""
 
     breakdown: list[str] = Field(default_factory=list)
+    version: int | None = Field(
+        default=None,
+        description="the suite's version (its definition's Suite.version) this run scored "
+        "it at; absent from records written before suites declared one",
+    )
     items_total: int | None = None
     items_selected: int | None = None
     limit: LimitInfo | None = None

@@ -183,6 +183,7 @@ def parametrize_suite(
             )
     state.suites[name] = SuiteFacts(
         breakdown=list(suite.breakdown),
+        version=suite.version,
         items_total=len(data.items),
         items_selected=len(items) + (len(order.not_run) if order is not None else 0),
         limit=limit,

@@ -197,7 +197,8 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         "--allow-incomparable-baseline",
         action="store_true",
         help="with --baseline: a baseline that shares no scored item with this run is "
-        "reported as not comparable instead of failing the run (exit 1).",
+        "reported as not comparable instead of failing the run (exit 1), and one measured "
+        "with another suite version or protocol option is compared instead of refused (exit 4).",
     )
     group.addoption(
         "--allow-partial-baseline",

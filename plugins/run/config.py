@@ -39,7 +39,11 @@ from extractbench.plugins.run.project_config import (
     unknown_listed_suites,
 )
 from extractbench.plugins.run.shard import Shard, parse_shard
-from extractbench.plugins.verdict.baseline import partial_baseline, protocol_changes
+from extractbench.plugins.verdict.baseline import (
+    partial_baseline,
+    protocol_changes,
+    version_changes,
+)
 from extractbench.plugins.verdict.decision import GateSet
 from extractbench.plugins.verdict.gates import GateError
 from extractbench.plugins.verdict.speed import check_max_slowdown
@@ -220,18 +224,25 @@ def _shard(config: pytest.Config, rescore: RunRecord | None) -> Shard | None:
 
 
 def _gates(
-    config: pytest.Config, settings: Settings, options: Mapping[str, SuiteOptions]
+    config: pytest.Config,
+    settings: Settings,
+    options: Mapping[str, SuiteOptions],
+    registry: Registry,
 ) -> GateSet:
     given: str = config.getoption("baseline") or ""
     baseline = _read(given, "--baseline") if given else None
     if baseline is not None and not config.getoption("allow_incomparable_baseline"):
         scored = {it.suite for it in baseline.items if it.outcome == "passed"}
-        changes = protocol_changes(options, baseline.settings.get("suite_options") or {}, scored)
+        then = {name: info.version for name, info in baseline.suites.items()}
+        now = {name: s.version for name, s in registry.suites.items()}
+        changes = version_changes(now, then, scored & set(now))
+        changes += protocol_changes(options, baseline.settings.get("suite_options") or {}, scored)
         if changes:
             raise pytest.UsageError(
                 f"--baseline {config.getoption('baseline')}: measured with another protocol "
                 f"({'; '.join(changes)}): its scores are not comparable; run the baseline "
-                "with the same options, or --allow-incomparable-baseline to compare anyway"
+                "with the same suite versions and options, or --allow-incomparable-baseline "
+                "to compare anyway"
             )
     max_regression = config.getoption("max_regression")
     if max_regression is not None and (
@@ -301,7 +312,7 @@ def run_config(
         models=_rescore_models(config, rescore_path, rescore),
         settings=settings,
         suite_options=typed,
-        gates=_gates(config, settings, typed),
+        gates=_gates(config, settings, typed, registry),
         limit=limit,
         full=bool(config.getoption("full")),
         shard=shard,

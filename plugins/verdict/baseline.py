@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "compare_records", "paired_bootstrap", "baseline_section", "partial_baseline",
-    "protocol_changes", "item_scores", "compared_metrics",
+    "protocol_changes", "item_scores", "compared_metrics", "version_changes",
 ]  # fmt: skip
 
 
@@ -70,6 +70,44 @@ def protocol_changes(
                 changes.append(
                     f"{suite}.{name}: {was!r} in the baseline, {now[name]!r} in this run"
                 )
+    return changes
+
+
+def version_changes(
+    current: Mapping[str, int | None],
+    baseline_versions: Mapping[str, int | None],
+    suites: set[str],
+    current_name: str = "this run",
+) -> list[str]:
+    """The suites whose version (:attr:`suites.protocol.Suite.version`) differs between the
+    baseline and the current run, for each of ``suites`` (those both hold): a changed
+    suite's items, prompt or scoring make its scores incomparable. A version missing on
+    either side (a record written before suites declared one) counts as a difference: what
+    that run scored cannot be shown to be the same suite, so the check fails closed.
+
+    Args:
+        current: suite -> its version in the current run (the registry's, or a record's).
+        baseline_versions: suite -> the version the baseline record holds (None: none).
+        suites: the suites to check (scored in the baseline, run by the current side); one
+            ``current`` lacks counts as unversioned.
+        current_name: how the lines name the current side.
+
+    Returns:
+        One line per suite, sorted: ``fda: suite version 1 in the baseline, 2 in this
+        run``; empty when every version agrees.
+    """
+    changes = []
+    for suite in sorted(suites):
+        then, now = baseline_versions.get(suite), current.get(suite)
+        if then is None or now is None:
+            older = "the baseline" if then is None else current_name
+            changes.append(
+                f"{suite}: no suite version in {older} (a record older than suite versions)"
+            )
+        elif then != now:
+            changes.append(
+                f"{suite}: suite version {then} in the baseline, {now} in {current_name}"
+            )
     return changes
 
 
