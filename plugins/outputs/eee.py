@@ -50,6 +50,7 @@ from extractbench.plugins.outputs.eee_samples import (
     strings,
 )
 from extractbench.plugins.record import Aggregate, RunRecord
+from extractbench.plugins.verdict.stats import BOOTSTRAP_RESAMPLES
 from extractbench.suites.model_files import ModelFileError
 from extractbench.suites.registry import Registry
 
@@ -135,7 +136,7 @@ def _result(
 ) -> dict[str, Any]:
     metric = key.split("/", 1)[1]
     low, high = score_range(registry, suite, metric)
-    binary = agg.ci_method == "wilson"
+    binary = agg.ci_method in ("wilson", "wilson_deff")  # Wilson: a 0/1 metric
     config: dict[str, Any] = {
         "evaluation_description": f"extractbench {key}: mean over the run's items",
         "metric_id": f"extractbench.{suite}.{metric}",
@@ -154,8 +155,8 @@ def _result(
         },
         "num_samples": agg.n,
     }
-    if agg.ci_method == "bootstrap":
-        uncertainty["num_bootstrap_samples"] = 2000
+    if agg.ci_method in ("bootstrap", "cluster_bootstrap"):
+        uncertainty["num_bootstrap_samples"] = BOOTSTRAP_RESAMPLES
     data = (record.data or {}).get("suites", {}).get(suite, {})
     source = {
         "dataset_name": f"extractbench_{suite}",
