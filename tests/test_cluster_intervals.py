@@ -17,6 +17,7 @@ from extractbench.plugins.verdict.stats import (
     estimate,
     wilson_interval,
 )
+from tests.conftest import read_json
 
 MU = 0.45  # the mean of the distribution the items come from: what a 95% interval covers
 
@@ -24,8 +25,8 @@ MU = 0.45  # the mean of the distribution the items come from: what a 95% interv
 def grouped_suite(
     rng: np.random.Generator, groups: int, icc: float, continuous: bool = False
 ) -> tuple[list[float], list[str]]:
-    """One simulated suite: ``groups`` groups of 1 to 20 items (FDA's chunks hold 1 to 24
-    fields, about 11 on average), each group's success rate drawn from a beta distribution
+    """One simulated suite: ``groups`` groups of 1 to 20 items (FDA's 152 chunks hold 1 to
+    14 fields, 10.6 on average), each group's success rate drawn from a beta distribution
     of mean :data:`MU` whose intra-class correlation is ``icc`` (``1 / (a + b + 1)``); the
     items are 0/1 draws at that rate, or (``continuous``) beta-distributed scores of that
     mean."""
@@ -175,3 +176,30 @@ def test_aggregate_reads_the_items_groups_overall_and_per_level():
     loose = aggregate([{**it, "group": ""} for it in items], {})["s/accuracy"]
     assert (loose["ci_method"], loose["groups"]) == ("wilson", None)
     assert loose["ci_low"] > result["ci_low"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param([], id="serial"),
+        pytest.param(["-n", "2"], id="xdist"),
+        pytest.param(["--stop-when-decided"], id="stop-when-decided"),
+    ],
+)
+def test_a_ci_low_gate_on_grouped_items_reads_the_clustered_interval(toy, args):
+    """The toy suite's 24 items are 6 documents' 4 keys (15 right). Taken as independent
+    items their Wilson interval's low end is 0.4271, above the gate; over 6 groups it is
+    0.3833, below it: the gate fails, with ``--stop-when-decided`` too (an interval gate
+    its sequence leaves open at the last group is decided on the fixed-n interval)."""
+    record_path = toy.path / "record.json"
+    result = toy.runpytest_subprocess(
+        "--backend", "fake", "--data-dir", "data", "--report-json", str(record_path),
+        "--gate", "toy/accuracy:ci_low>=0.40", *args,
+    )  # fmt: skip
+    record = read_json(record_path)
+    acc = record["aggregates"]["toy/accuracy"]
+    assert (acc["ci_method"], acc["groups"], acc["n"]) == ("wilson_deff", 6, 24)
+    assert acc["ci_low"] == pytest.approx(0.3833, abs=5e-5)
+    (gate,) = [g for g in record["gates"] if g.get("stat") == "ci_low"]
+    assert gate["passed"] is False and gate["value"] == acc["ci_low"]
+    assert result.ret == 1, result.stdout.str()
