@@ -15,6 +15,7 @@ from extractbench.plugins.verdict.stats import (
     cluster_bootstrap_interval,
     effective_n,
     estimate,
+    t_quantile,
     wilson_interval,
 )
 from tests.conftest import read_json
@@ -120,11 +121,9 @@ def test_grouped_interval_is_wider_deterministic_and_names_its_groups():
 def test_effective_n_is_n_over_the_design_effect():
     """Groups all right or all wrong: every item repeats its group's answer, so the
     effective n is about the number of groups (deff = m), scaled by (t_{n-1} / t_{G-1})^2."""
-    from scipy.stats import t
-
     values = [1.0] * 4 * 5 + [0.0] * 4 * 5  # 10 groups of 4
     ids = [str(i // 4) for i in range(40)]
-    ratio = (t.ppf(0.975, 39) / t.ppf(0.975, 9)) ** 2
+    ratio = (t_quantile(39) / t_quantile(9)) ** 2
     # the variance's G / (G - 1) factor makes the 10 groups count as 10 * 9 / 10
     assert effective_n(values, ids) == pytest.approx(9 * ratio)
     # uncorrelated within groups: the design effect is about 1, n* never above n
@@ -203,3 +202,17 @@ def test_a_ci_low_gate_on_grouped_items_reads_the_clustered_interval(toy, args):
     (gate,) = [g for g in record["gates"] if g.get("stat") == "ci_low"]
     assert gate["passed"] is False and gate["value"] == acc["ci_low"]
     assert result.ret == 1, result.stdout.str()
+
+
+def test_t_quantile_matches_published_values_and_scipy():
+    """The t correction's quantile: the tables' values (R's ``qt(0.975, df)``) and scipy's
+    ``t.ppf`` to 1e-11 relative, from 1 to 50,000 degrees of freedom."""
+    published = {1: 12.7062047361747, 2: 4.30265272974946, 4: 2.77644510519779,
+                 9: 2.26215716279820, 29: 2.04522964213270, 1000: 1.96233908082641}  # fmt: skip
+    for df, value in published.items():
+        assert t_quantile(df) == pytest.approx(value, rel=1e-12)
+    stats = pytest.importorskip("scipy.stats")
+    for df in [*range(1, 60), 151, 1606, 50_000]:
+        assert t_quantile(df) == pytest.approx(stats.t.ppf(0.975, df), rel=1e-11)
+    with pytest.raises(ValueError):
+        t_quantile(0)
