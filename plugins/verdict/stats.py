@@ -139,8 +139,8 @@ def _group_index(groups: Sequence[str]) -> tuple[np.ndarray, int]:
 
 def _t_coverage(theta: float, df: int) -> float:
     """``P(|T| <= sqrt(df) tan(theta))`` for Student's t with ``df`` (>= 1, whole)
-    degrees of freedom: the finite series of Abramowitz & Stegun (1964), Handbook of
-    Mathematical Functions, 26.7.3 (``df`` odd) and 26.7.4 (``df`` even).
+    degrees of freedom: the finite series in ``cos(theta)`` of Abramowitz & Stegun (1964),
+    Handbook of Mathematical Functions, 26.7.3, one form for odd ``df``, one for even.
 
     Args:
         theta: in [0, pi/2): ``atan(t / sqrt(df))``.
