@@ -50,12 +50,14 @@ def test_scores_are_aggregated_with_ci_and_breakdown(toy, mode):
     # fake model: applicant and size always right, colour right on even docs, weight never
     assert acc["n"] == 24
     assert acc["mean"] == pytest.approx(15 / 24)
-    assert acc["ci_method"] == "wilson"
+    # the 24 items are 6 documents' 4 keys: the interval accounts for the 6 groups
+    assert (acc["ci_method"], acc["groups"]) == ("wilson_deff", 6)
     assert acc["ci_low"] < acc["mean"] < acc["ci_high"]
     groups = acc["breakdowns"]["key"]
     assert groups["applicant"]["mean"] == 1.0 and groups["weight"]["mean"] == 0.0
     assert groups["colour"]["mean"] == 0.5
-    assert record["aggregates"]["toy/length"]["ci_method"] == "bootstrap"
+    assert record["aggregates"]["toy/length"]["ci_method"] == "cluster_bootstrap"
+    assert (groups["colour"]["ci_method"], groups["colour"]["groups"]) == ("wilson", None)
     assert set(record) >= {"model", "settings", "items", "aggregates", "gates", "complete"}
     assert record["complete"] is True
     item = next(it for it in record["items"] if it["id"] == "toy/d1/colour")

@@ -51,6 +51,7 @@ from extractbench.plugins.outputs.eee_samples import (
 )
 from extractbench.plugins.record import Aggregate, RunRecord
 from extractbench.plugins.verdict.sequential_gates import ALPHA, ANYTIME
+from extractbench.plugins.verdict.stats import BOOTSTRAP_RESAMPLES
 from extractbench.suites.model_files import ModelFileError
 from extractbench.suites.registry import Registry
 
@@ -136,7 +137,7 @@ def _result(
 ) -> dict[str, Any]:
     metric = key.split("/", 1)[1]
     low, high = score_range(registry, suite, metric)
-    binary = agg.ci_method == "wilson"
+    binary = agg.ci_method in ("wilson", "wilson_deff")  # Wilson: a 0/1 metric
     config: dict[str, Any] = {
         "evaluation_description": f"extractbench {key}: mean over the run's items",
         "metric_id": f"extractbench.{suite}.{metric}",
@@ -158,8 +159,8 @@ def _result(
     }
     if agg.stopped_early and agg.ci_method != ANYTIME:
         del uncertainty["confidence_interval"]  # a stopped suite's metric without bounds
-    if agg.ci_method == "bootstrap":
-        uncertainty["num_bootstrap_samples"] = 2000
+    if agg.ci_method in ("bootstrap", "cluster_bootstrap"):
+        uncertainty["num_bootstrap_samples"] = BOOTSTRAP_RESAMPLES
     data = (record.data or {}).get("suites", {}).get(suite, {})
     source = {
         "dataset_name": f"extractbench_{suite}",

@@ -123,7 +123,10 @@ class Counts(_Model):
 
 class Aggregate(_Model):
     """Mean, 95% CI and n of one ``suite/metric`` (``plugins.verdict.aggregate``), with
-    the breakdowns by item attribute; ``stopped_early``: its suite was stopped once its
+    the breakdowns by item attribute; ``ci_method`` the interval's method (``wilson``,
+    ``bootstrap``, ``none``; ``wilson_deff``, ``cluster_bootstrap`` when its items share
+    groups), ``groups`` the number of groups that interval accounted for (None: every
+    item its own group); ``stopped_early``: its suite was stopped once its
     gates were decided (``--stop-when-decided``), so the mean is a stopped estimate over
     the items the data let run: ``ci_low``/``ci_high`` are then the anytime-valid bounds of
     the suite's mean (``ci_method`` says so), or, for a breakdown row or a metric without a
@@ -135,6 +138,7 @@ class Aggregate(_Model):
     ci_high: float
     n: int
     ci_method: str
+    groups: int | None = None
     breakdowns: dict[str, dict[str, Aggregate]] | None = None
     stopped_early: bool = False
 

@@ -301,7 +301,7 @@ def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
         The :class:`Verdict`.
     """
     scored = [
-        {"id": it.id, "suite": it.suite, "scores": it.scores, "meta": it.meta}
+        {"id": it.id, "suite": it.suite, "group": it.group, "scores": it.scores, "meta": it.meta}
         for it in record.items if it.outcome == "passed"
     ]  # fmt: skip
     breakdowns = {name: info.breakdown for name, info in record.suites.items()}
