@@ -163,8 +163,9 @@ def parametrize_suite(
         recorded = cfg.rescore.suites.get(name)
         order = recorded.run_order if recorded is not None else None
     elif stops_when_decided(metafunc.config, cfg):
-        checks = cfg.gates.baseline is not None and cfg.gates.max_regression is not None
-        compared = compared_metrics(cfg.gates.baseline, name) if checks else []  # type: ignore[arg-type]
+        baseline = cfg.gates.baseline
+        checks = baseline is not None and cfg.gates.max_regression is not None
+        compared = compared_metrics(baseline, name) if baseline is not None and checks else []
         ranges = stop_ranges(cfg, suite, compared)
         if ranges is not None:
             stratum = suite.breakdown[0] if suite.breakdown else None

@@ -131,7 +131,12 @@ def group_draw(sums: np.ndarray, largest: int) -> np.ndarray:
 
 
 def item_bounds(
-    cs: HedgedCS, totals: np.ndarray, n: int, groups: int, population: int, largest: int
+    cs: HedgedCS,
+    totals: np.ndarray,
+    n: int | np.ndarray,
+    groups: int,
+    population: int,
+    largest: int,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The sequence of the groups' draws (:func:`group_draw`) as bounds on the items' mean,
     in [0, 1]: the draws' mean is the items' mean times ``N / (G k)``, so their bounds are
@@ -141,7 +146,8 @@ def item_bounds(
     Args:
         cs: the groups' sequence (``population`` G, or None: i.i.d.), after the groups so far.
         totals: shape ``(runs,)``: the sum of the items' scaled scores so far.
-        n: the items so far; groups: G; population: N, the items; largest: k.
+        n: the items so far (a count, or shape ``(runs,)``); groups: G; population: N,
+            the items; largest: k.
 
     Returns:
         (low, high), each shape ``(runs,)``.
@@ -230,7 +236,7 @@ def difference_bounds(
     Returns:
         (low, high), each shape ``(runs,)``.
     """  # fmt: skip
-    low, high = item_bounds(cs, totals, n, groups, population, largest)  # type: ignore[arg-type]
+    low, high = item_bounds(cs, totals, n, groups, population, largest)
     return 2 * low - 1, 2 * high - 1
 
 
@@ -575,7 +581,7 @@ def stopped_bounds(
         values = [scores.get(i) for i in group]
         if any(v is None for v in values):
             break
-        scaled = [(float(v) - lo) / (hi - lo) for v in values]  # type: ignore[arg-type]
+        scaled = [(float(v) - lo) / (hi - lo) for v in values if v is not None]
         if not all(0.0 <= v <= 1.0 for v in scaled):
             return None
         total += math.fsum(scaled)
@@ -600,7 +606,7 @@ def mark_stopped_early(
         suites: the record's ``suites``; items: its item entries (``id``, ``suite``,
             ``outcome``, ``scores``).
     """
-    scored: dict[str, dict[str, dict[str, float | None]]] = {}
+    scored: dict[str, dict[str, float | None]] = {}
     for it in items:
         if it.outcome == "passed":
             for metric, value in it.scores.items():
