@@ -24,10 +24,10 @@ MODES = {"serial": ["-n", "0"], "xdist": ["-n", "2"]}
 FAKE_GPUS = """
 import os
 
-import extractbench.fixtures.models.gpus as gpus
+import extractbench.fixtures.models.llama_cpp.devices as devices
 from extractbench.fixtures.models.gpus import Gpu
 
-gpus.llama_devices = lambda: [  # what a CUDA build of llama.cpp would list
+devices.llama_devices = lambda: [  # what a CUDA build of llama.cpp would list
     Gpu(0, "Fake A100", 40960, source="torch"), Gpu(1, "Fake L4", 23034, source="torch"),
 ]
 
