@@ -20,7 +20,7 @@ from extractbench.fixtures.models.backend_options import (
     option_flag,
     option_metavar,
 )
-from extractbench.fixtures.models.registry import DEFAULT_BACKEND, WEIGHT_REPACK_MODES, BackendKind
+from extractbench.fixtures.models.registry import DEFAULT_BACKEND, BackendKind
 from extractbench.plugins.outputs.formats import export_choices
 from extractbench.plugins.run.supervisor import CRASH_GUARD_MODES
 from extractbench.suites.links import docs_url, install_command
@@ -421,17 +421,6 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
         "with --serve the server gets workers x N slots.",
     )
     group.addoption(
-        "--weight-repack",
-        default="auto",
-        choices=WEIGHT_REPACK_MODES,
-        help="llama.cpp (in process and --serve): let llama.cpp repack the weights for this "
-        "CPU at load (its extra buffer types: AMX, CPU_REPACK). auto (default): off on a CPU "
-        "with Intel AMX (amx_tile in /proc/cpuinfo) when the llama.cpp build has AMX "
-        "(AMX_INT8 = 1 in llama_print_system_info), where it segfaults on Q4_K models "
-        "(ggml-org/llama.cpp#20824), else on; on/off force it. The run record's "
-        "model.weight_repack says what was decided and why.",
-    )
-    group.addoption(
         "--serve",
         action="store_true",
         help="start one local llama.cpp server for the whole run (llama-server if on PATH, "
@@ -447,7 +436,8 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
         metavar="N",
         help="--serve: context window of each of the server's slots in tokens (default: the "
         "selected items' longest prompt plus its answer, as in process). The server takes "
-        "--n-gpu-layers (-ngl; auto: every layer when the server can offload) and --flash-attn.",
+        "--n-gpu-layers (-ngl; auto: every layer when the server can offload), --flash-attn "
+        "and --weight-repack.",
     )
 
 
