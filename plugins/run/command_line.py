@@ -21,7 +21,7 @@ from extractbench.fixtures.models.backend_options import (
     option_metavar,
 )
 from extractbench.fixtures.models.registry import DEFAULT_BACKEND, BackendKind
-from extractbench.plugins.outputs.formats import export_choices
+from extractbench.plugins.outputs.formats import PYTEST, export_choices, format_options
 from extractbench.plugins.run.supervisor import CRASH_GUARD_MODES
 from extractbench.suites.links import docs_url, install_command
 
@@ -238,13 +238,6 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         "data section lists the files that differ (data.suites.SUITE.changed).",
     )
     group.addoption(
-        "--summary-md",
-        metavar="PATH",
-        default=None,
-        help="also write a compact markdown summary (tables, verdicts, plot links), e.g. "
-        "for $GITHUB_STEP_SUMMARY.",
-    )
-    group.addoption(
         "--report-plots",
         choices=("on", "off"),
         default="on",
@@ -252,43 +245,18 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         "embedded in the HTML); off: draw none (matplotlib takes a few seconds a run); the "
         "suites' own files (Table-QA heatmaps, MINEA's criteria) are written either way.",
     )
-    group.addoption(
-        "--junit-pass-mark",
-        metavar="SCORE",
-        type=_pass_mark,
-        default=None,
-        help="--junitxml: an item whose every score on a 0-1 scale (higher better) is below "
-        "SCORE is a failed test case, its scores kept beside it (1 with kv: each wrong field "
-        "is a failed case); default: only an item that could not be scored fails.",
-    )
-    group.addoption(
-        "--report-json",
-        metavar="PATH",
-        default=None,
-        help="where to write the JSON run record (default reports/<run-id>.json beside the "
-        "project's pytest configuration file, or, with none, in the folder the command runs in).",
-    )
     _export_options(group)
     return group
 
 
-def _pass_mark(text: str) -> float:
-    """``--junit-pass-mark``'s value: a number in (0, 1].
-
-    Raises:
-        argparse.ArgumentTypeError: anything else (pytest says it in one line, exit 4).
-    """
-    try:
-        mark = float(text)
-    except ValueError:
-        mark = float("nan")
-    if not 0.0 < mark <= 1.0:  # NaN fails too
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a number in (0, 1], e.g. 1")
-    return mark
-
-
 def _export_options(group: pytest.OptionGroup) -> None:
-    """The exports, the CI's step summary and the progress lines (docs/reports.md)."""
+    """The output formats' options (each declared with its format's row,
+    :data:`plugins.outputs.formats.FORMATS`), the exports, the CI's step summary and the
+    progress lines (docs/reports.md)."""
+    for option in format_options(PYTEST):
+        extra = {"type": option.type} if option.type is not None else {}
+        group.addoption(option.flag, dest=option.dest, metavar=option.metavar, default=None,
+                        help=option.help, **extra)  # fmt: skip
     group.addoption(
         "--export",
         metavar="FORMAT=PATH",
@@ -297,21 +265,6 @@ def _export_options(group: pytest.OptionGroup) -> None:
         help="also write the run in another format, from the same decided record: "
         f"{export_choices()}. Repeatable; one that cannot be written is an output error "
         "(exit 6).",
-    )
-    group.addoption(
-        "--ctrf",
-        metavar="PATH",
-        default=None,
-        help="also write a CTRF JSON report (Common Test Report Format: one test per item, "
-        "gate and regression check); its runId is shared by the shards of one CI run.",
-    )
-    group.addoption(
-        "--ctrf-run-id",
-        metavar="ID",
-        default=None,
-        help="the CTRF runId of this run, shared by its shards and kept by `extractbench "
-        "merge` (default: the CI's pipeline run: GITHUB_RUN_ID, CI_PIPELINE_ID or BUILD_TAG; "
-        "else the run id).",
     )
     group.addoption(
         "--no-step-summary",
