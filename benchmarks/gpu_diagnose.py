@@ -193,7 +193,8 @@ def summary(row: dict) -> str:
 def gpu_here() -> tuple[str | None, str]:
     """The ``CUDA_VISIBLE_DEVICES`` entry of the first GPU llama.cpp lists (None: no GPU
     offload here) and one line saying what this machine is."""
-    from extractbench.fixtures.models.gpus import llama_devices, physical_id
+    from extractbench.fixtures.models.gpus import physical_id
+    from extractbench.fixtures.models.llama_cpp.devices import llama_devices
     from extractbench.fixtures.models.llama_cpp.gpu import supports_gpu_offload
 
     devices = llama_devices() if supports_gpu_offload() else []

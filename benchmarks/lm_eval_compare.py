@@ -150,7 +150,7 @@ def lm_eval_run(args: argparse.Namespace, items: list, folder: Path, concurrent:
 def rates(n_threads: int, prompt: str) -> tuple[float, float]:
     """(prefill, decode) tokens/s of the default model with ``n_threads`` threads
     (:func:`model_rates.rates_at`) on ``prompt``'s first 1,900 tokens."""
-    from extractbench.fixtures.models.gguf import vocabulary
+    from extractbench.suites.gguf_vocab import vocabulary
 
     tokens = vocabulary(default_model_path()).tokenize(prompt.encode(), add_bos=True)
     return rates_at(n_threads, tokens[:1900])
@@ -163,7 +163,7 @@ def lower_bound(items: list, completion_tokens: int, workers: int) -> dict:
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    from extractbench.fixtures.models.gguf import vocabulary
+    from extractbench.suites.gguf_vocab import vocabulary
 
     cores = os.cpu_count() or 1
     prompt = items[0].prompt

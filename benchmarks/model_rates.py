@@ -94,7 +94,7 @@ def main() -> None:
     """Print the rates for a prompt of ``--tokens`` tokens of an FDA-like text."""
     import argparse
 
-    from extractbench.fixtures.models.gguf import vocabulary
+    from extractbench.suites.gguf_vocab import vocabulary
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads (default 2)")

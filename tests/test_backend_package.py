@@ -140,7 +140,7 @@ SERVED = BackendKind(
     serve=ServeSupport(
         by="openai", model_name=MODEL_ID,
         plan=lambda spec, request: ToyPlan(FakeOpenAIServer(), request.slots, request.n_threads),
-        start=_start, settled=lambda spec: None,
+        start=_start, settled=lambda spec, options: None,
     ),
 )
 """

@@ -270,8 +270,9 @@ def test_the_chat_setup_describes_itself_for_the_record():
 def test_the_rendered_template_keeps_the_table_before_the_question(chat_gguf):
     """llama.cpp reuses a group's KV cache up to the first differing token: the table
     (and the system prompt before it) must come first in the rendered messages."""
-    from extractbench.fixtures.models.gguf import gguf_template, vocabulary
+    from extractbench.fixtures.models.gguf import gguf_template
     from extractbench.fixtures.models.llama_cpp.chat import LlamaChat
+    from extractbench.suites.gguf_vocab import vocabulary
 
     vocab = vocabulary(chat_gguf)
     chat = LlamaChat(vocab, gguf_template(chat_gguf).text)

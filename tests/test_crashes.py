@@ -73,12 +73,13 @@ def test_the_server_command_says_no_repack_when_repacking_is_off(tmp_path):
 def test_the_installed_build_is_decided_and_recorded_in_the_model_section(tmp_path):
     pytest.importorskip("llama_cpp")
     from extractbench.fixtures.models import resolve_model_spec
+    from extractbench.fixtures.models.llama_cpp.gpu import LlamaCppOptions
 
-    spec = resolve_model_spec("llama-cpp", None, 0, 1, weight_repack="auto")
+    spec = resolve_model_spec("llama-cpp", None, 0, 1)
     here = decide("auto", cpu_flags(), build_features())
     assert spec.describe()["weight_repack"] == here.to_dict()
     assert spec.fingerprint().endswith(":repack=off") is (not here.repack)
-    forced = resolve_model_spec("llama-cpp", None, 0, 1, weight_repack="off")
+    forced = resolve_model_spec("llama-cpp", None, 0, 1, options=LlamaCppOptions(weight_repack="off"))
     assert forced.fingerprint().endswith(":seed=0:repack=off")
 
 
@@ -232,3 +233,31 @@ def test_without_the_guard_a_segfault_under_n0_kills_the_run(toy):
     )  # fmt: skip
     assert result.ret == -11
     assert not Path(toy.path / "r.json").exists()
+
+
+def test_serve_decides_the_repacking_given_with_it_and_keys_it():
+    """``--weight-repack`` is llama-cpp's own option, which its ``ServeSupport`` declares the
+    server takes: the served model's settled state is decided from the option as given with
+    ``--serve``, and ``off`` keeps its cached answers apart (``:repack=off``)."""
+    from extractbench.fixtures.models import ModelSpec
+    from extractbench.fixtures.models.llama_cpp.gpu import LlamaCppOptions
+    from extractbench.fixtures.models.llama_cpp.kind import LLAMA_CPP
+
+    support = LLAMA_CPP.serve
+    assert support is not None and "weight_repack" in support.options
+    local = ModelSpec("llama-cpp", Path("m.gguf"), 0, 1)
+    off = support.settled(local, LlamaCppOptions(weight_repack="off"))
+    assert off.repack.mode == "off" and off.fingerprint_tag(local) == ":repack=off"
+    assert support.settled(local, None).repack.mode == "auto"
+
+
+def test_a_backend_whose_server_takes_an_option_it_lacks_is_refused():
+    from dataclasses import replace
+
+    from extractbench.fixtures.models.llama_cpp.kind import LLAMA_CPP
+    from extractbench.fixtures.models.registry import check_backend_kind
+    from extractbench.suites.model_files import ModelFileError
+
+    bad = replace(LLAMA_CPP, serve=replace(LLAMA_CPP.serve, options=("n_gpu_layers", "rope")))
+    with pytest.raises(ModelFileError, match="serve.options name rope, not fields of LlamaCppOptions"):
+        check_backend_kind("llama-cpp = x:Y", "llama-cpp", bad)

@@ -7,12 +7,11 @@ import pytest
 from extractbench.fixtures.models.gpus import (
     Gpu,
     assign_gpu,
-    llama_devices,
     parse_gpus,
     pin_gpu,
     plan_workers,
-    visible_gpus,
 )
+from extractbench.fixtures.models.llama_cpp.devices import llama_devices
 from extractbench.suites.model import SettingsError
 
 FOUR = [Gpu(i, "NVIDIA H100 80GB HBM3", 81559) for i in range(4)]
@@ -69,11 +68,6 @@ def test_pin_without_xdist_passes_the_index_and_sets_nothing():
     assert pin_gpu(None, in_worker=True, environ=env).local_index is None
 
 
-def test_visible_gpus_takes_the_first_lister_that_finds_some():
-    assert visible_gpus([list, lambda: FOUR[:1]]) == FOUR[:1]
-    assert visible_gpus([list, list]) == []
-
-
 def test_llama_cpp_device_list_of_this_build_has_no_cpu_entries():
     """The installed build's registry (a CPU build here: no GPU; a GPU build lists only
     GPUs, with their memory)."""
@@ -90,3 +84,20 @@ def test_controller_plan_travels_to_each_worker_and_is_pinned_there():
     pin = pin_gpu(Gpu.from_dict(sent), in_worker=True, environ=env)
     assert env["CUDA_VISIBLE_DEVICES"] == "0" and pin.device == FOUR[0]
     assert plan_workers(2, []) == ([None, None], None)
+
+
+def test_the_shared_gpu_module_probes_no_backends_devices():
+    """Each backend lists its own GPUs (``BackendKind.gpu_devices``, in its folder): the
+    module every backend shares imports neither torch nor llama-cpp-python."""
+    import ast
+    from pathlib import Path
+
+    import extractbench.fixtures.models.gpus as shared
+
+    tree = ast.parse(Path(shared.__file__).read_text(encoding="utf-8"))
+    imported = {
+        (node.module or "") if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    }  # fmt: skip
+    assert not {m.split(".")[0] for m in imported} & {"torch", "llama_cpp"}

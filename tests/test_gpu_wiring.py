@@ -24,10 +24,10 @@ MODES = {"serial": ["-n", "0"], "xdist": ["-n", "2"]}
 FAKE_GPUS = """
 import os
 
-import extractbench.fixtures.models.gpus as gpus
+import extractbench.fixtures.models.llama_cpp.devices as devices
 from extractbench.fixtures.models.gpus import Gpu
 
-gpus.llama_devices = lambda: [  # what a CUDA build of llama.cpp would list
+devices.llama_devices = lambda: [  # what a CUDA build of llama.cpp would list
     Gpu(0, "Fake A100", 40960, source="torch"), Gpu(1, "Fake L4", 23034, source="torch"),
 ]
 
@@ -122,9 +122,14 @@ def test_gpu_layers_on_the_cpu_build_is_one_usage_line_naming_the_cuda_build(toy
         (["--gpus", "0,x"], "--gpus 0,x: not a list of GPU indices"),
         (
             ["--serve", "--n-ubatch", "64"],
-            "not --serve; --serve takes --n-gpu-layers and --flash-attn",
+            "not --serve; --serve takes --n-gpu-layers, --flash-attn and --weight-repack",
         ),
         (["--backend", "fake", "--gpus", "0"], "--gpus 0: applies to --backend llama-cpp or hf"),
+        (
+            ["--backend", "fake", "--weight-repack", "off"],
+            "--weight-repack off: applies to --backend llama-cpp in process, not --backend fake",
+        ),
+        (["--weight-repack", "fast"], "--weight-repack fast: "),
     ],
     ids=[
         "hf-option-llama",
@@ -135,6 +140,8 @@ def test_gpu_layers_on_the_cpu_build_is_one_usage_line_naming_the_cuda_build(toy
         "bad-gpus",
         "serve",
         "gpus-fake",
+        "repack-fake",
+        "repack-bad",
     ],  # fmt: skip
 )
 def test_hardware_options_that_cannot_work_are_one_usage_line(toy, args, needle):

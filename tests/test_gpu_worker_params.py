@@ -17,14 +17,14 @@ RECORD_LOAD = """
 import json
 import os
 
-import extractbench.fixtures.models.gpus as gpus
+import extractbench.fixtures.models.llama_cpp.devices as devices
 import extractbench.fixtures.models.llama_cpp.gpu as llama_gpu
 import llama_cpp
 import llama_cpp.llama_cpp as native
 from extractbench.fixtures.models.gpus import Gpu
 
 AT_IMPORT = os.environ.get("CUDA_VISIBLE_DEVICES", "unset")  # before pytest configures
-gpus.llama_devices = lambda: [
+devices.llama_devices = lambda: [
     Gpu(0, "CUDA0: Fake H200", 143771, source="llama.cpp"),
     Gpu(1, "CUDA1: Fake H200", 143771, source="llama.cpp"),
 ]

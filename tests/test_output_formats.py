@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -13,6 +14,7 @@ from extractbench.plugins.outputs import write
 from extractbench.plugins.outputs.formats import (
     FORMATS,
     RECORD,
+    FormatOption,
     OutputFormat,
     Rendering,
     given_paths,
@@ -88,3 +90,40 @@ def test_the_writer_renders_every_format_to_its_path(tmp_path, monkeypatch):
         text = (path / "part.txt" if fmt.folder else path).read_text()
         assert text == (fmt.name if fmt.folder else f"{fmt.name} of t"), fmt.name
     assert written.record_path == paths[RECORD] and written.record.output_errors == []
+
+
+SHOUT = OutputFormat(
+    "shout", "--shout", "shout", None, lambda r, p, c: f"{r.run_id} at {c.settings['shout_level']}",
+    options=(
+        FormatOption("--shout", "shout", "write the run loudly here"),
+        FormatOption("--shout-level", "shout_level", "how loud", metavar="N", type=int),
+    ),
+)  # fmt: skip
+
+
+def test_a_format_with_its_own_option_is_one_row_of_the_table(tmp_path, monkeypatch):
+    """A format's path option and its own setting are declared with its row: pytest's
+    options and ``extractbench report``/``merge`` take both from the table, and the setting
+    reaches the renderer, with no other file naming them."""
+    import argparse
+
+    from extractbench.plugins.cli import records
+    from extractbench.plugins.outputs import formats
+    from extractbench.plugins.run import command_line
+
+    monkeypatch.setattr(formats, "FORMATS", (*FORMATS, SHOUT))
+    monkeypatch.setattr(write, "BY_NAME", {f.name: f for f in formats.FORMATS})
+    cli = argparse.ArgumentParser()
+    records.add_export_arguments(cli)
+    args = cli.parse_args(["--shout", str(tmp_path / "s.txt"), "--shout-level", "11"])
+    targets = records._targets(args, None)
+    assert targets.paths == {"shout": tmp_path / "s.txt"}
+    assert targets.settings == {"ctrf_run_id": None, "shout_level": 11}
+    declared: dict[str, dict] = {}  # pytest's option group, as the plugin fills it
+    group = SimpleNamespace(addoption=lambda flag, **how: declared.setdefault(flag, how))
+    command_line._export_options(group)
+    assert declared["--shout-level"]["type"] is int and declared["--shout"]["dest"] == "shout"
+    record = parse_record({"schema_version": SCHEMA_VERSION, "run_id": "t", "selection": {}})
+    monkeypatch.setattr(write, "FORMATS", formats.FORMATS)
+    write.write_outputs(record, decide_facts(), targets, Registry.installed())
+    assert (tmp_path / "s.txt").read_text() == "t at 11"

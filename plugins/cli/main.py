@@ -175,9 +175,6 @@ def _main(argv: list[str] | None) -> int:
         "stopped early, one shard), and a baseline sharing no item of one of the record's "
         "suites does not fail it",
     )
-    rep.add_argument("--junitxml", metavar="PATH", help="write the run's JUnit XML here")
-    rep.add_argument("--html", metavar="PATH", help="write a self-contained HTML report here")
-    rep.add_argument("--summary-md", metavar="PATH", help="write a markdown summary here")
     add_export_arguments(rep)
     mrg = sub.add_parser(
         "merge",
@@ -191,9 +188,6 @@ def _main(argv: list[str] | None) -> int:
     )
     mrg.add_argument("records", nargs="+", metavar="SHARD.json", help="every shard's run record")
     mrg.add_argument("-o", "--out", required=True, metavar="RUN.json", help="merged run record")
-    mrg.add_argument("--junitxml", metavar="PATH", help="write the merged JUnit XML here")
-    mrg.add_argument("--html", metavar="PATH", help="write a self-contained HTML report here")
-    mrg.add_argument("--summary-md", metavar="PATH", help="write a markdown summary here")
     mrg.add_argument("--baseline", metavar="OLD.json", help="earlier run record to compare with")
     mrg.add_argument("--max-regression", type=float, default=None, metavar="DELTA",
                      help="with --baseline: fail on a significant drop larger than DELTA")  # fmt: skip

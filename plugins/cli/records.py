@@ -17,12 +17,14 @@ from pathlib import Path
 import extractbench.plugins.outputs
 import extractbench.plugins.verdict
 from extractbench.plugins.cli.merge import MergeError, merge_records, record_gates
-from extractbench.plugins.outputs.ctrf import ci_run_id
 from extractbench.plugins.outputs.formats import (
+    CLI,
     RECORD,
     ExportError,
     OutputFormat,
     export_choices,
+    format_options,
+    format_settings,
     given_paths,
     named_outputs,
 )
@@ -41,12 +43,14 @@ __all__ = ["add_export_arguments", "report_command", "merge_command", "schema_co
 
 
 def add_export_arguments(parser: argparse.ArgumentParser) -> None:
-    """The exports and the step summary, as the pytest options of the same names."""
-    parser.add_argument("--ctrf", metavar="PATH", help="write a CTRF JSON report here")
+    """The output formats' options (each declared with its format's row,
+    :data:`plugins.outputs.formats.FORMATS`), the exports and the step summary, as the
+    pytest options of the same names."""
+    for option in format_options(CLI):
+        parser.add_argument(option.flag, dest=option.dest, metavar=option.metavar,
+                            help=option.cli_help or option.help, type=option.type)  # fmt: skip
     parser.add_argument("--export", action="append", default=[], metavar="FORMAT=PATH",
                         help=f"also write {export_choices(False)} (repeatable)")  # fmt: skip
-    parser.add_argument("--ctrf-run-id", metavar="ID",
-                        help="CTRF runId (default: the record's, else the CI's pipeline run)")  # fmt: skip
     parser.add_argument("--no-step-summary", action="store_true",
                         help="do not write the summary to $GITHUB_STEP_SUMMARY")  # fmt: skip
 
@@ -75,7 +79,7 @@ def _targets(args: argparse.Namespace, out: str | None, **more: bool) -> Targets
     return Targets(
         paths=_paths(args, out),
         step_summary=step_summary_target(disabled=args.no_step_summary),
-        ctrf_run_id=args.ctrf_run_id, ci_run_id=ci_run_id(), **more,
+        settings=format_settings(CLI, lambda dest: getattr(args, dest)), **more,
     )  # fmt: skip
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from extractbench.fixtures.models.redact import known_secrets, redact_json, redact_secrets
 from extractbench.plugins.outputs.formats import BY_NAME, FORMATS, RECORD, Render, Rendering
@@ -51,16 +52,15 @@ class Targets:
         plots: draw the plots of the run's metrics (``--report-plots``); False draws none
             (the suites' own files are written either way).
         step_summary: ``$GITHUB_STEP_SUMMARY`` (and what the step wrote there before).
-        ctrf_run_id: ``--ctrf-run-id``: the CTRF ``runId`` (else the record's, else ``ci_run_id``).
-        ci_run_id: the CI's pipeline run (``plugins.outputs.ctrf.ci_run_id``).
+        settings: the formats' own settings as the command line gave them
+            (:func:`plugins.outputs.formats.format_settings`: CTRF's ``ctrf_run_id``).
     """
 
     paths: Mapping[str, Path] = field(default_factory=dict)
     artifacts: bool = True
     plots: bool = True
     step_summary: StepSummary | None = None
-    ctrf_run_id: str | None = None
-    ci_run_id: str | None = None
+    settings: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def record(self) -> Path | None:
@@ -226,8 +226,7 @@ def write_outputs(
         return record.model_copy(update=update).decided(decided), decided
 
     documents = _documents(targets)
-    rendering = Rendering(registry, facts, images, suite_lines, targets.ctrf_run_id,
-                          targets.ci_run_id)  # fmt: skip
+    rendering = Rendering(registry, facts, images, suite_lines, targets.settings)
     written: set[str] = set()
 
     def settle(names: set[str]) -> None:

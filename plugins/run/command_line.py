@@ -20,8 +20,8 @@ from extractbench.fixtures.models.backend_options import (
     option_flag,
     option_metavar,
 )
-from extractbench.fixtures.models.registry import DEFAULT_BACKEND, WEIGHT_REPACK_MODES, BackendKind
-from extractbench.plugins.outputs.formats import export_choices
+from extractbench.fixtures.models.registry import DEFAULT_BACKEND, BackendKind
+from extractbench.plugins.outputs.formats import PYTEST, export_choices, format_options
 from extractbench.plugins.run.supervisor import CRASH_GUARD_MODES
 from extractbench.suites.links import docs_url, install_command
 
@@ -239,13 +239,6 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         "data section lists the files that differ (data.suites.SUITE.changed).",
     )
     group.addoption(
-        "--summary-md",
-        metavar="PATH",
-        default=None,
-        help="also write a compact markdown summary (tables, verdicts, plot links), e.g. "
-        "for $GITHUB_STEP_SUMMARY.",
-    )
-    group.addoption(
         "--report-plots",
         choices=("on", "off"),
         default="on",
@@ -253,43 +246,18 @@ def add_options(parser: pytest.Parser, backends: Sequence[str]) -> pytest.Option
         "embedded in the HTML); off: draw none (matplotlib takes a few seconds a run); the "
         "suites' own files (Table-QA heatmaps, MINEA's criteria) are written either way.",
     )
-    group.addoption(
-        "--junit-pass-mark",
-        metavar="SCORE",
-        type=_pass_mark,
-        default=None,
-        help="--junitxml: an item whose every score on a 0-1 scale (higher better) is below "
-        "SCORE is a failed test case, its scores kept beside it (1 with kv: each wrong field "
-        "is a failed case); default: only an item that could not be scored fails.",
-    )
-    group.addoption(
-        "--report-json",
-        metavar="PATH",
-        default=None,
-        help="where to write the JSON run record (default reports/<run-id>.json beside the "
-        "project's pytest configuration file, or, with none, in the folder the command runs in).",
-    )
     _export_options(group)
     return group
 
 
-def _pass_mark(text: str) -> float:
-    """``--junit-pass-mark``'s value: a number in (0, 1].
-
-    Raises:
-        argparse.ArgumentTypeError: anything else (pytest says it in one line, exit 4).
-    """
-    try:
-        mark = float(text)
-    except ValueError:
-        mark = float("nan")
-    if not 0.0 < mark <= 1.0:  # NaN fails too
-        raise argparse.ArgumentTypeError(f"{text!r}: must be a number in (0, 1], e.g. 1")
-    return mark
-
-
 def _export_options(group: pytest.OptionGroup) -> None:
-    """The exports, the CI's step summary and the progress lines (docs/reports.md)."""
+    """The output formats' options (each declared with its format's row,
+    :data:`plugins.outputs.formats.FORMATS`), the exports, the CI's step summary and the
+    progress lines (docs/reports.md)."""
+    for option in format_options(PYTEST):
+        extra = {"type": option.type} if option.type is not None else {}
+        group.addoption(option.flag, dest=option.dest, metavar=option.metavar, default=None,
+                        help=option.help, **extra)  # fmt: skip
     group.addoption(
         "--export",
         metavar="FORMAT=PATH",
@@ -298,21 +266,6 @@ def _export_options(group: pytest.OptionGroup) -> None:
         help="also write the run in another format, from the same decided record: "
         f"{export_choices()}. Repeatable; one that cannot be written is an output error "
         "(exit 6).",
-    )
-    group.addoption(
-        "--ctrf",
-        metavar="PATH",
-        default=None,
-        help="also write a CTRF JSON report (Common Test Report Format: one test per item, "
-        "gate and regression check); its runId is shared by the shards of one CI run.",
-    )
-    group.addoption(
-        "--ctrf-run-id",
-        metavar="ID",
-        default=None,
-        help="the CTRF runId of this run, shared by its shards and kept by `extractbench "
-        "merge` (default: the CI's pipeline run: GITHUB_RUN_ID, CI_PIPELINE_ID or BUILD_TAG; "
-        "else the run id).",
     )
     group.addoption(
         "--no-step-summary",
@@ -422,17 +375,6 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
         "with --serve the server gets workers x N slots.",
     )
     group.addoption(
-        "--weight-repack",
-        default="auto",
-        choices=WEIGHT_REPACK_MODES,
-        help="llama.cpp (in process and --serve): let llama.cpp repack the weights for this "
-        "CPU at load (its extra buffer types: AMX, CPU_REPACK). auto (default): off on a CPU "
-        "with Intel AMX (amx_tile in /proc/cpuinfo) when the llama.cpp build has AMX "
-        "(AMX_INT8 = 1 in llama_print_system_info), where it segfaults on Q4_K models "
-        "(ggml-org/llama.cpp#20824), else on; on/off force it. The run record's "
-        "model.weight_repack says what was decided and why.",
-    )
-    group.addoption(
         "--serve",
         action="store_true",
         help="start one local llama.cpp server for the whole run (llama-server if on PATH, "
@@ -448,7 +390,8 @@ def add_model_options(group: pytest.OptionGroup, backends: Sequence[str]) -> Non
         metavar="N",
         help="--serve: context window of each of the server's slots in tokens (default: the "
         "selected items' longest prompt plus its answer, as in process). The server takes "
-        "--n-gpu-layers (-ngl; auto: every layer when the server can offload) and --flash-attn.",
+        "--n-gpu-layers (-ngl; auto: every layer when the server can offload), --flash-attn "
+        "and --weight-repack.",
     )
 
 

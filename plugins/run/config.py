@@ -336,7 +336,7 @@ def run_config(
 # generations answer, so any of them would be silently ignored
 _ANSWERING = (
     "model", "judge_model", "judge_backend", "judge_base_urls", "seed", "chat",
-    "weight_repack", "serve", "serve_ctx", "system_prompt",
+    "serve", "serve_ctx", "system_prompt",
 )  # fmt: skip
 
 
@@ -398,7 +398,7 @@ def model_options(config: pytest.Config, replay: bool) -> ModelOptions:
             judge_backend=get("judge_backend"),
             judge_base_urls=tuple(dict.fromkeys(get("judge_base_url") or ())),
             seed=get("seed"), threads=get("threads"), chat=get("chat"),
-            concurrency=get("concurrency"), weight_repack=get("weight_repack"),
+            concurrency=get("concurrency"),
             serve=get("serve"), serve_ctx=get("serve_ctx"), cache_dir=get("cache_dir"),
             no_cache=get("no_cache"), replay=replay,
             system_prompt=get("system_prompt"),  # chat and instruct models
@@ -424,7 +424,7 @@ def _check_concurrency(concurrency: int, backend: str, serve: bool) -> None:
 def _backend_options(config: pytest.Config) -> dict[str, Any]:
     """The options of the backend that answers the run (``--serve``: the serving
     backend's, without what the server decides, and the served backend's options the
-    server takes: :data:`SERVED_FIELDS`), of the judge's backend, and ``--gpus``, each
+    server takes: :func:`_served`), of the judge's backend, and ``--gpus``, each
     parsed once (:mod:`fixtures.models.backend_options`). An option neither backend reads
     (a field of another backend's options; ``--gpus``: ``BackendKind.gpu_devices`` of an
     in-process backend) is a usage error: it would change nothing."""
@@ -440,7 +440,7 @@ def _backend_options(config: pytest.Config) -> dict[str, Any]:
     if get("judge_model") or get("judge_base_url"):
         judge = backend_kind(get("judge_backend") or answers.default_judge)
     reads = _fields(answers, serve) | (_fields(judge, True) if judge is not None else set())
-    served = set[str](SERVED_FIELDS) & set(model.options.model_fields) if serve else set[str]()
+    served = set[str](_served(model)) if serve else set[str]()
     reads |= served
     if model.gpu_devices is not None and not serve:
         reads.add("gpus")
@@ -463,8 +463,10 @@ def _backend_options(config: pytest.Config) -> dict[str, Any]:
     return dict(backend_options=options, judge_options=judged, gpus=gpus, serve_options=serving)
 
 
-# The served model's own options a --serve server takes (llama-server's -ngl and -fa)
-SERVED_FIELDS = ("n_gpu_layers", "flash_attn")
+def _served(kind: BackendKind) -> tuple[str, ...]:
+    """The fields of ``kind``'s options a ``--serve`` server takes (its
+    ``ServeSupport.options``; none for a backend ``--serve`` does not serve)."""
+    return kind.serve.options if kind.serve is not None else ()
 
 
 def _fields(kind: BackendKind, remote_set_elsewhere: bool) -> set[str]:
@@ -486,11 +488,12 @@ def _refuse(
     )
     where = " in process" if all(kinds[o].in_process for o in owners) else ""
     used = "--serve" if serve else f"--backend {backend}"
+    takes = [option_flag(f) for f in _served(kinds[backend])] if serve and where else []
     raise pytest.UsageError(
         f"{option_flag(name)} {value}: applies to --backend {' or '.join(owners)}{where}, "
         f"not {used}"
-        + ("; --serve takes " + " and ".join(option_flag(f) for f in SERVED_FIELDS)
-           if serve and where else "")
+        + (f"; --serve takes {', '.join(takes[:-1])} and {takes[-1]}" if len(takes) > 1
+           else f"; --serve takes {takes[0]}" if takes else "")
     )  # fmt: skip
 
 

@@ -8,11 +8,12 @@ from typing import cast
 
 import pytest
 
-from extractbench.plugins.outputs.ctrf import ci_run_id
 from extractbench.plugins.outputs.formats import (
+    PYTEST,
     RECORD,
     ExportError,
     OutputFormat,
+    format_settings,
     given_paths,
     named_outputs,
 )
@@ -40,7 +41,7 @@ def output_targets(
     by its option or ``--export`` (the record: ``--report-json``, else
     ``reports/RUN_ID.json`` in :func:`reports_folder`; JUnit and HTML: ``taken``, the values the
     harness took over from pytest's and pytest-html's options, by format name), the step
-    summary and the CTRF run id.
+    summary and the formats' own settings (:func:`plugins.outputs.formats.format_settings`).
 
     Raises:
         pytest.UsageError: every output path that cannot be written, or that names an input
@@ -71,6 +72,5 @@ def output_targets(
         paths=paths,
         plots=config.getoption("report_plots") == "on",
         step_summary=step_summary_target(disabled=bool(config.getoption("no_step_summary"))),
-        ctrf_run_id=config.getoption("ctrf_run_id"),
-        ci_run_id=ci_run_id(),
+        settings=format_settings(PYTEST, config.getoption),
     )

@@ -15,6 +15,7 @@ from extractbench.fixtures.models.registry import installed_backends
 from extractbench.fixtures.plugin import ModelSetup, workers
 from extractbench.plugins.outputs.code_version import code_version
 from extractbench.plugins.outputs.endpoint_stats import endpoint_stats
+from extractbench.plugins.outputs.formats import recorded_settings
 from extractbench.plugins.record import (
     SCHEMA_VERSION,
     ItemEntry,
@@ -59,11 +60,7 @@ def _settings(config: pytest.Config, cfg: RunConfig, setup: ModelSetup) -> dict[
         "gates": [g.expression for g in cfg.settings.gates],
         "gates_from": list(cfg.settings.gates_from),
         "junit_family": str(config.getini("junit_family")),
-        **(
-            {"junit_pass_mark": config.getoption("junit_pass_mark")}
-            if config.getoption("junit_pass_mark") is not None
-            else {}
-        ),
+        **recorded_settings(config.getoption),  # the formats' (--junit-pass-mark)
         "suite_options": {name: options[name] for name in sorted(options)},
         "python": platform.python_version(),
         "pytest": pytest.__version__,

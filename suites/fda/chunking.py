@@ -1,6 +1,7 @@
 """Split documents into chunks of a fixed number of tokens, identically for every model.
 
-The tokenizer is llama.cpp's, read from a GGUF file's vocabulary. Loading even a vocabulary
+The tokenizer is llama.cpp's, read from a GGUF file's vocabulary by the backends' own reader
+(:func:`suites.gguf_vocab.vocabulary`). Loading even a vocabulary
 initialises llama.cpp's device registry, and with it CUDA in a CUDA build, so the suites'
 collection tokenizes in a process of its own with no GPU visible (:func:`chunk_apart`):
 the process that collects, an xdist worker or the controller, leaves CUDA to the model.
@@ -8,7 +9,6 @@ the process that collects, an xdist worker or the controller, leaves CUDA to the
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from extractbench.suites import safe_json
+from extractbench.suites.gguf_vocab import vocabulary
 
 __all__ = [
     "CHUNK_TOKENS",
@@ -54,10 +55,9 @@ class GemmaTokenizer:
     """
 
     def __init__(self, path: Path, sha256: str) -> None:
-        from llama_cpp import Llama
-
-        with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
-            self._vocab = Llama(model_path=str(path), vocab_only=True, verbose=False)
+        """Raises: ModelError: llama.cpp cannot read ``path``
+        (:func:`suites.gguf_vocab.vocabulary`, the backends' reader too)."""
+        self._vocab = vocabulary(path)
         self.name = f"gemma-3 tokenizer ({path.name}, sha256 {sha256[:12]})"
 
     def pieces(self, text: str) -> list[bytes]:
