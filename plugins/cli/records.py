@@ -48,7 +48,7 @@ def add_export_arguments(parser: argparse.ArgumentParser) -> None:
     pytest options of the same names."""
     for option in format_options(CLI):
         parser.add_argument(option.flag, dest=option.dest, metavar=option.metavar,
-                            help=option.cli_help or option.help, type=option.type)  # fmt: skip
+                            help=option.cli_help or option.help, type=option.type or str)  # fmt: skip
     parser.add_argument("--export", action="append", default=[], metavar="FORMAT=PATH",
                         help=f"also write {export_choices(False)} (repeatable)")  # fmt: skip
     parser.add_argument("--no-step-summary", action="store_true",
