@@ -115,7 +115,7 @@ def distribution_plot(record: RunRecord, suite: str, path: Path) -> Path | None:
 
     Scores in [0, 1] go into 10 bins of width 0.1 (a binary metric shows its two bars),
     others into 10 bins over their range; every panel says n and the mean. The values are
-    those the aggregates are computed from (:func:`plugins.aggregate.metric_values`).
+    those the aggregates are computed from (:func:`plugins.verdict.aggregate.metric_values`).
 
     Returns:
         ``path``, or None when no metric of the suite has enough item scores.

@@ -501,6 +501,6 @@ def given_backend_options(
     config: pytest.Config, kinds: Mapping[str, BackendKind]
 ) -> dict[str, Any]:
     """Field name -> text of every backend option given on the command line (one that is
-    not given is None: :func:`plugins.run.model_command_line.add_hardware_options`)."""
+    not given is None: :func:`plugins.run.command_line.add_hardware_options`)."""
     names = backend_option_owners(kinds.values())
     return {n: config.getoption(n) for n in names if config.getoption(n, None) is not None}

@@ -187,7 +187,7 @@ def regression_of(
     scores: Mapping[str, Mapping[str, float]], suite: str, max_regression: float | None
 ) -> Regression | None:
     """``suite``'s :class:`Regression` from a baseline's ``suite/metric -> id -> score``
-    (:func:`plugins.verdict.baseline.baseline_scores`), or None without ``max_regression``."""
+    (:func:`plugins.verdict.baseline.item_scores`), or None without ``max_regression``."""
     if max_regression is None:
         return None
     prefix = f"{suite}/"
@@ -644,7 +644,7 @@ def replay(
             ``meta``).
         gates: the gates the record is decided on.
         baseline, max_regression: the baseline's ``suite/metric -> id -> score``
-            (:func:`plugins.verdict.baseline.baseline_scores`) and ``--max-regression``: each
+            (:func:`plugins.verdict.baseline.item_scores`) and ``--max-regression``: each
             suite's regression check is then decided by its paired sequences.
     """
     out = {
