@@ -273,15 +273,22 @@ def test_the_architecture_map_names_no_module_that_is_gone():
 # a module the product's code or docs point a reader to, by path or by dotted name
 CITED_PATH = re.compile(r"(?<![\w./-])((?:plugins|fixtures|suites)/[\w/]+\.py)\b")
 CITED_MODULE = re.compile(r"\bextractbench\.(?:plugins|fixtures|suites)(?:\.[a-z_][a-z0-9_]*)+")
+# a docstring's Sphinx cross-reference, written without the package name
+CITED_ROLE = re.compile(r":(?:func|mod|class|data|attr|meth|exc):`~?((?:plugins|fixtures|suites)(?:\.\w+)+)`")
 
 
 def _cited_in_product() -> list[tuple[str, str]]:
     """``(file, reference)`` of every module path and dotted module name cited in the product's
-    code, the benchmarks, the README and the docs."""
+    code (its docstrings' cross-references too), the benchmarks, the README and the docs."""
     files = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     files += [p for d in ("plugins", "fixtures", "suites", "benchmarks") for p in sorted((ROOT / d).rglob("*.py"))]
-    return [(f.relative_to(ROOT).as_posix(), m[1] if m.re is CITED_PATH else m[0])
-            for f in files for rx in (CITED_PATH, CITED_MODULE)
+    def reference(m: re.Match[str]) -> str:
+        if m.re is CITED_MODULE:
+            return m[0]
+        return m[1] if m.re is CITED_PATH else f"extractbench.{m[1]}"
+
+    return [(f.relative_to(ROOT).as_posix(), reference(m))
+            for f in files for rx in (CITED_PATH, CITED_MODULE, CITED_ROLE)
             for m in rx.finditer(f.read_text(encoding="utf-8"))]  # fmt: skip
 
 

@@ -6,7 +6,7 @@ items writes Python's :mod:`faulthandler` report into a file of its own (``fault
 in the run's fault folder), so after a death the run names the item, the signal, the top
 frame and, where the report holds native frames (Python 3.14 and later), the native
 library. Under xdist the controller reads the dead worker's file
-(:meth:`plugins.controller.Controller.pytest_handlecrashitem`); without xdist the
+(:meth:`plugins.run.controller.Controller.pytest_handlecrashitem`); without xdist the
 supervising process does (:mod:`plugins.run.supervisor`).
 """
 
