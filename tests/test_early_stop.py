@@ -6,6 +6,7 @@ a suite the sequence cannot decide early runs every item."""
 from __future__ import annotations
 
 import json
+import math
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -266,3 +267,67 @@ def test_after_a_stop_every_report_shows_the_anytime_bounds_and_marks_the_mean(t
     assert 'id="stopped-legend"' in html and legend in html
     breakdowns = html.split('id="breakdowns"')[1].split("</table>")[0]
     assert "95% CI" not in breakdowns and "[0." not in breakdowns
+
+
+def error_bars(ax) -> list:
+    """The error bars a bar chart drew: each a segment of two (x, y) points, finite."""
+    (bars,) = [c for c in ax.containers if hasattr(c, "errorbar")]
+    segments = bars.errorbar.lines[2][0].get_segments()
+    return [s for s in segments if len(s) and all(map(math.isfinite, s.ravel()))]
+
+
+def test_after_a_stop_the_charts_read_as_the_tables(toy100, monkeypatch):
+    """A stopped suite's charts say what the scores table says: the score chart's axis is
+    headed ``interval`` with the tables' legend (anytime-valid bounds, stopped estimate),
+    never "95% CI", each stopped mean's label marked ``†`` and its bar the anytime bounds;
+    the breakdown chart draws no interval; the HTML page's plots heading says so too. A
+    full run's charts keep "mean, 95% CI"."""
+    from markupsafe import escape
+
+    from extractbench.plugins.outputs import plots
+    from extractbench.plugins.outputs.early_stop_report import STOPPED_LEGEND
+    from extractbench.plugins.outputs.metric_facts import MIN_PLOT_N
+    from extractbench.plugins.record import load_record
+
+    page = toy100.path / "report.html"
+    args = ("--gate", "toy/accuracy>=0.4", f"--html={page}", "--report-plots=on")
+    result, record = run(toy100, "--stop-when-decided", *args)
+    assert result.ret == 0, result.stdout.str()
+    acc = record["aggregates"]["toy/accuracy"]
+    assert record["counts"]["not_run"] > 0 and acc["n"] >= MIN_PLOT_N
+    html = page.read_text(encoding="utf-8")
+    plots_part = html.split('id="plots"')[1]
+    assert "95% CI" not in plots_part and "means with their intervals" in plots_part
+    assert str(escape(STOPPED_LEGEND)) in plots_part
+
+    charts: dict[str, object] = {}
+
+    def save(plt, fig, path):  # each chart's axes, its labels checked inside the figure
+        fig.tight_layout()
+        fig.canvas.draw()
+        ax, box = fig.axes[0], fig.bbox
+        extent = ax.xaxis.label.get_window_extent(fig.canvas.get_renderer())
+        assert box.x0 - 1 <= extent.x0 and extent.x1 <= box.x1 + 1 and box.y0 - 1 <= extent.y0
+        charts[path.name] = ax
+        plt.close(fig)
+        return path
+
+    monkeypatch.setattr(plots, "_save", save)
+    plots.metric_plots(load_record(toy100.path / "record.json"), toy100.path, "run")
+    scores, by_key = charts["run-metrics-unit.png"], charts["run-toy-accuracy-by-key.png"]
+    for ax in (scores, by_key):
+        label = " ".join(ax.get_xlabel().split())
+        assert "95% CI" not in label and label.startswith("mean, interval")
+        assert STOPPED_LEGEND in label
+        assert all(t.get_text().endswith("†") for t in ax.get_yticklabels())
+    ends = {tuple(round(float(x), 4) for x in seg[:, 0]) for seg in error_bars(scores)}
+    assert (round(acc["ci_low"], 4), round(acc["ci_high"], 4)) in ends
+    assert not error_bars(by_key)
+
+    result, _ = run(toy100, *args, name="full.json")
+    assert result.ret == 0
+    charts.clear()
+    plots.metric_plots(load_record(toy100.path / "full.json"), toy100.path, "full")
+    assert charts["full-metrics-unit.png"].get_xlabel() == "mean, 95% CI (scores 0-1)"
+    assert len(error_bars(charts["full-toy-accuracy-by-key.png"])) == 4
+    assert "means with 95% CI" in page.read_text(encoding="utf-8")

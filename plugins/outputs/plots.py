@@ -1,17 +1,28 @@
 """Plots of a run record (matplotlib, PNG): metric means with CIs (one chart per scale),
 breakdown bars where the levels hold enough items, and the distribution of item scores
 per suite. No chart is drawn from fewer than ``MIN_PLOT_N`` items: a metric of fewer is
-a row of the HTML page's tables only."""
+a row of the HTML page's tables only. After ``--stop-when-decided`` stopped a suite, its
+bars are labelled as the scores table labels them: the mean marked as a stopped estimate
+(``†``), its bar the anytime-valid bounds (a breakdown level's bar none), the axis headed
+``interval`` with the tables' legend instead of ``95% CI``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from extractbench.plugins.outputs.early_stop_report import (
+    STOPPED_LEGEND,
+    STOPPED_MARK,
+    any_stopped,
+    interval_head,
+)
 from extractbench.plugins.outputs.metric_facts import MIN_PLOT_N, MetricFacts, Scale
-from extractbench.plugins.record import RunRecord
+from extractbench.plugins.record import Aggregate, RunRecord
 from extractbench.plugins.verdict.aggregate import metric_values
+from extractbench.plugins.verdict.sequential_gates import ANYTIME
 from extractbench.suites.figures import fit_title, pyplot
 
 __all__ = ["metric_plots", "distribution_plot"]
@@ -19,28 +30,66 @@ __all__ = ["metric_plots", "distribution_plot"]
 MAX_LEVELS = 40  # a breakdown with more levels (e.g. table rows) is left to suite reports
 MIN_CHART_N = 5  # a breakdown level with fewer items is a table row, not a bar
 MAX_PANELS = 12  # metrics per distribution figure
+LEGEND_SIZE = 7  # points: the stopped-estimate legend under a chart's axis
+LEGEND_WIDTH = 0.5  # of the figure's width: the axis it is centred under, after the labels
 
 
-def _bars(
-    ax: Any, labels: list[str], stats: Sequence[Mapping[str, Any]], title: str, scale: Scale
-) -> None:
-    means = [s["mean"] for s in stats]
-    lower = [max(0.0, s["mean"] - s["ci_low"]) for s in stats]
-    upper = [max(0.0, s["ci_high"] - s["mean"]) for s in stats]
-    ax.barh(
-        range(len(labels)), means, xerr=[lower, upper], color="#4c72b0", ecolor="#333", capsize=2
-    )
+def _interval(agg: Aggregate) -> tuple[float, float] | None:
+    """The bounds a bar draws: the 95% CI; after a stop the anytime-valid bounds, or none
+    where the record keeps the fixed-n numbers only (a breakdown level, a metric without a
+    finite range), as the tables show none."""
+    if agg.stopped_early and agg.ci_method != ANYTIME:
+        return None
+    return agg.ci_low, agg.ci_high
+
+
+def _axis_label(rows: Mapping[str, Aggregate], scale: Scale, width_in: float) -> str:
+    """A chart's axis label: ``mean, 95% CI (scale)``; where a bar is a stopped estimate,
+    the tables' header (``mean, interval``) and their legend
+    (:data:`plugins.outputs.early_stop_report.STOPPED_LEGEND`), wrapped to ``width_in``
+    inches at :data:`LEGEND_SIZE` points.
+
+    Args:
+        rows: the charted bars (label -> aggregate).
+        scale: the chart's scale; width_in: the width the legend may take, in inches.
+    """
+    head = f"mean, {interval_head(rows)} ({scale.label})"
+    if not any_stopped(rows):
+        return head
+    return f"{head}\n{fit_title(STOPPED_LEGEND, width_in, LEGEND_SIZE)}"
+
+
+def _bars(ax: Any, rows: Mapping[str, Aggregate], title: str, scale: Scale) -> None:
+    """One horizontal bar per row (label -> aggregate), top to bottom: its mean, its interval
+    (:func:`_interval`) as the error bar, the label with n and a stopped estimate's mark."""
+    means = [a.mean for a in rows.values()]
+    shown = [_interval(a) for a in rows.values()]
+    # NaN: no error bar at all (a zero-length one would still draw its caps)
+    lower = [
+        math.nan if b is None else max(0.0, m - b[0]) for m, b in zip(means, shown, strict=True)
+    ]
+    upper = [
+        math.nan if b is None else max(0.0, b[1] - m) for m, b in zip(means, shown, strict=True)
+    ]
+    ax.barh(range(len(rows)), means, xerr=[lower, upper], color="#4c72b0", ecolor="#333", capsize=2)
+    mark = {True: f" {STOPPED_MARK}", False: ""}
     ax.set_yticks(
-        range(len(labels)),
-        [f"{lab} (n={s['n']})" for lab, s in zip(labels, stats, strict=True)],
+        range(len(rows)),
+        [f"{lab} (n={a.n}){mark[a.stopped_early]}" for lab, a in rows.items()],
         fontsize=8,
     )
     ax.invert_yaxis()
-    ax.set_xlabel(f"mean, 95% CI ({scale.label})")
+    fig = ax.figure
+    label = _axis_label(rows, scale, fig.get_figwidth() * LEGEND_WIDTH)
+    if "\n" in label:  # room for the legend's lines, so the bars keep their height
+        lines = label.count("\n")
+        fig.set_figheight(fig.get_figheight() + lines * LEGEND_SIZE * 1.3 / 72)
+    ax.set_xlabel(label, fontsize=LEGEND_SIZE if "\n" in label else None)
     # centred on the figure, wrapped to its width: the axes is narrower by the labels
-    ax.figure.suptitle(fit_title(title, ax.figure.get_figwidth() * 0.95, 10), fontsize=10)
-    low = min([scale.low] + [s["ci_low"] for s in stats])
-    high = max([scale.high or 0.0] + [s["ci_high"] for s in stats]) or 1.0
+    fig.suptitle(fit_title(title, fig.get_figwidth() * 0.95, 10), fontsize=10)
+    bounds = [b for b in shown if b is not None]
+    low = min([scale.low, *means] + [low for low, _ in bounds])
+    high = max([scale.high or 0.0, *means] + [high for _, high in bounds]) or 1.0
     ax.set_xlim(low, high * 1.02)
 
 
@@ -88,10 +137,12 @@ def metric_plots(
     model = record.model.get("name", "")
     for keys in by_scale.values():
         scale = facts.scale(keys[0])
-        labels = [f"{k} [SELF-JUDGED]" if k in facts.self_judged else k for k in keys]
+        rows = {
+            f"{k} [SELF-JUDGED]" if k in facts.self_judged else k: record.aggregates[k]
+            for k in keys
+        }
         fig, ax = plt.subplots(figsize=(8, 0.45 * len(keys) + 1.4), dpi=100)
-        stats = [aggregates[k] for k in keys]
-        _bars(ax, labels, stats, f"{model}: {scale.label}\nrun {record.run_id}", scale)
+        _bars(ax, rows, f"{model}: {scale.label}\nrun {record.run_id}", scale)
         paths.append(_save(plt, fig, folder / f"{stem}-metrics-{scale.key}.png"))
     for suite in sorted({key.split("/", 1)[0] for key in aggregates}):
         written = distribution_plot(record, suite, folder / f"{stem}-{suite}-distribution.png")
@@ -100,10 +151,10 @@ def metric_plots(
         attr, levels = next(iter((agg.get("breakdowns") or {}).items()), ("", {}))
         if not _chartable(levels):
             continue
-        labels = list(levels)
-        fig, ax = plt.subplots(figsize=(8, 0.35 * len(labels) + 1.4), dpi=100)
+        fig, ax = plt.subplots(figsize=(8, 0.35 * len(levels) + 1.4), dpi=100)
         mark = " [SELF-JUDGED]" if key in facts.self_judged else ""
-        _bars(ax, labels, [levels[x] for x in labels], f"{key}{mark} by {attr}", facts.scale(key))
+        rows = (record.aggregates[key].breakdowns or {})[attr]
+        _bars(ax, rows, f"{key}{mark} by {attr}", facts.scale(key))
         name = f"{stem}-{key.replace('/', '-')}-by-{attr}.png"
         paths.append(_save(plt, fig, folder / name))
     return paths
