@@ -22,6 +22,7 @@ def record(
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
         "model": {"name": "m"},
+        "suites": {suite: {"version": 1}},  # one suite version: comparable
         "complete": True,
         "counts": {"items": len(items), "expected": len(items), "scored": len(items), "failed": 0},
         "items": items,

@@ -349,6 +349,29 @@ def test_a_baseline_measured_with_another_protocol_is_refused_in_one_line(pytest
     assert anyway.ret == 0, anyway.stdout.str()[-2000:]
 
 
+def test_compare_and_report_refuse_records_of_another_protocol(pytester):
+    """``kv.metric`` differs between two records: ``compare`` and ``report --baseline``
+    refuse in one line (exit 4), as ``--baseline`` does, also for records that do not name
+    their protocol options (the installed suite's ``Options`` says which they are)."""
+    _project(pytester)
+    for name, extra in (("base.json", ()), ("exact.json", ("--suite-option=kv.metric=exact",))):
+        result = _run(pytester, f"--report-json={name}", *extra)
+        assert result.ret in (0, 1), result.stdout.str()[-2000:]
+        record = _record(pytester, name)
+        record["settings"].pop("protocol_options", None)
+        (pytester.path / f"old-{name}").write_text(json.dumps(record))
+    change = "kv.metric: 'contains' in the baseline, 'exact' in"
+    for base, new in (("base.json", "exact.json"), ("old-base.json", "old-exact.json")):
+        for command in (["compare", base, new], ["report", new, "--baseline", base]):
+            refused = pytester.run("extractbench", *command)
+            assert refused.ret == 4, refused.stdout.str() + refused.stderr.str()
+            (line,) = refused.stderr.lines
+            assert change in line and "--allow-incomparable-baseline" in line
+    allowed = pytester.run("extractbench", "compare", "base.json", "exact.json",
+                           "--allow-incomparable-baseline")  # fmt: skip
+    assert allowed.ret == 0 and "kv/accuracy" in allowed.stdout.str()
+
+
 SCHEMA = {
     "type": "object",
     "properties": {"number": {"type": "string"}, "total": {"type": "number"},

@@ -7,7 +7,8 @@ over shared items and its paired-bootstrap 95% CI; computed there, never here). 
 terminal table and, with ``--html``, writes a self-contained page (:func:`compare_html`:
 jinja2, ``templates/compare.html.j2``). It decides nothing: the exit status
 is 0, or 4 when a record cannot be read or the two scored a suite at different suite
-versions (:func:`suite_version_changes`); a release decision against a baseline is
+versions or protocol options (:func:`plugins.verdict.baseline.incomparable_records`); a
+release decision against a baseline is
 ``extractbench report NEW.json --baseline OLD.json --max-regression D``.
 """
 
@@ -24,14 +25,18 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from extractbench.plugins.outputs.html_report import as_text
 from extractbench.plugins.outputs.paths import path_problems
 from extractbench.plugins.record import Comparison, ItemEntry, RecordError, RunRecord, load_record
-from extractbench.plugins.verdict.baseline import compare_records, version_changes
+from extractbench.plugins.verdict.baseline import (
+    compare_records,
+    incomparable_line,
+    incomparable_records,
+)
 from extractbench.plugins.verdict.exit_codes import OUTPUT_ERROR, USAGE_ERROR
 from extractbench.plugins.verdict.speed import change_text, speed_changes, speed_stats
 from extractbench.suites.files import write_output
 
 __all__ = [
     "ItemChange", "RecordComparison", "compare_runs", "compare_lines", "compare_html",
-    "compare_command", "suite_version_changes",
+    "compare_command",
 ]  # fmt: skip
 
 
@@ -108,20 +113,6 @@ def compare_runs(old: RunRecord, new: RunRecord) -> RecordComparison:
         result.items.append(ItemChange(item_id, b.suite, a.prediction, b.prediction, scores))
     result.metrics = compare_records(new.as_dict(), old.as_dict(), None)
     return result
-
-
-def suite_version_changes(old: RunRecord, new: RunRecord) -> list[str]:
-    """:func:`plugins.verdict.baseline.version_changes` of the suites both records scored,
-    ``old`` the baseline: one line per suite whose version differs or is not recorded."""
-    scored = {it.suite for it in old.items if it.outcome == "passed"} & {
-        it.suite for it in new.items if it.outcome == "passed"
-    }
-    return version_changes(
-        {name: info.version for name, info in new.suites.items()},
-        {name: info.version for name, info in old.suites.items()},
-        scored,
-        "the new record",
-    )
 
 
 def _f(value: float | None, sign: bool = False) -> str:
@@ -219,7 +210,7 @@ def add_compare_parser(sub: argparse._SubParsersAction) -> None:
         description="Compare NEW.json with OLD.json: items scored in both, answers that "
         "changed, score deltas, and per metric the paired bootstrap test the baseline gate "
         "uses. Exit 0 (4 when a record cannot be read, or the records scored a suite at "
-        "different suite versions); for a release decision use "
+        "different suite versions or protocol options); for a release decision use "
         "`extractbench report NEW.json --baseline OLD.json --max-regression D`.",
     )
     cmp.add_argument("old", metavar="OLD.json", help="the earlier run record (the baseline)")
@@ -228,8 +219,8 @@ def add_compare_parser(sub: argparse._SubParsersAction) -> None:
     cmp.add_argument("--top", type=int, default=20, metavar="N",
                      help="per-item changes listed in the terminal (default 20; the page has all)")  # fmt: skip
     cmp.add_argument("--allow-incomparable-baseline", action="store_true",
-                     help="compare records that scored a suite at different suite versions "
-                     "(refused by default: exit 4)")  # fmt: skip
+                     help="compare records that scored a suite at different suite versions or "
+                     "protocol options (refused by default: exit 4)")  # fmt: skip
 
 
 _ENV = Environment(
@@ -266,14 +257,11 @@ def compare_command(args: argparse.Namespace) -> int:
         print(f"extractbench compare: {line}", file=sys.stderr)
     if problems:
         return USAGE_ERROR
-    changes = [] if args.allow_incomparable_baseline else suite_version_changes(old, new)
+    changes = (
+        [] if args.allow_incomparable_baseline else incomparable_records(new, old, "the new record")
+    )
     if changes:
-        print(
-            f"extractbench compare: {args.old} was measured at another suite version than "
-            f"{args.new} ({'; '.join(changes)}): their scores are not comparable; run both "
-            "at one version, or --allow-incomparable-baseline to compare anyway",
-            file=sys.stderr,
-        )
+        print(f"extractbench compare: {incomparable_line(args.old, changes)}", file=sys.stderr)
         return USAGE_ERROR
     result = compare_runs(old, new)
     for line in compare_lines(result, max(args.top, 0)):

@@ -166,7 +166,8 @@ def _main(argv: list[str] | None) -> int:
     rep.add_argument(
         "--allow-incomparable-baseline",
         action="store_true",
-        help="a baseline sharing no item with the record does not fail it",
+        help="a baseline sharing no item with the record does not fail it, and one of "
+        "another suite version or protocol option is compared instead of refused",
     )
     rep.add_argument(
         "--allow-partial-baseline",
@@ -194,7 +195,9 @@ def _main(argv: list[str] | None) -> int:
     mrg.add_argument("--max-slowdown", type=float, default=None, metavar="FRACTION",
                      help="with --baseline: fail on a speed figure slower by more than FRACTION")  # fmt: skip
     mrg.add_argument("--allow-incomparable-baseline", action="store_true",
-                     help="a baseline sharing no item does not fail the merged run")  # fmt: skip
+                     help="a baseline sharing no item does not fail the merged run, and one "
+                     "of another suite version or protocol option is compared instead of "
+                     "refused")  # fmt: skip
     mrg.add_argument("--allow-partial-baseline", action="store_true",
                      help="with --max-regression: accept a baseline of part of a run "
                      "(incomplete, stopped early, one shard), and a baseline sharing no item "

@@ -33,7 +33,11 @@ from extractbench.plugins.outputs.step_summary import step_summary_target
 from extractbench.plugins.outputs.terminal import summary_lines
 from extractbench.plugins.outputs.write import Targets
 from extractbench.plugins.record import RunRecord, load_record, record_schema
-from extractbench.plugins.verdict.baseline import partial_baseline
+from extractbench.plugins.verdict.baseline import (
+    incomparable_line,
+    incomparable_records,
+    partial_baseline,
+)
 from extractbench.plugins.verdict.decision import GateSet
 from extractbench.plugins.verdict.exit_codes import USAGE_ERROR
 from extractbench.plugins.verdict.speed import check_max_slowdown
@@ -95,8 +99,21 @@ def _finish(record: RunRecord, gates: GateSet, targets: Targets) -> int:
     return written.verdict.status
 
 
-def _gates(record: RunRecord, args: argparse.Namespace, where: str) -> GateSet:
+def _gates(
+    record: RunRecord, args: argparse.Namespace, where: str, compared: RunRecord, name: str
+) -> GateSet:
+    """The gates ``record`` is decided on, and the ``--baseline`` comparison of
+    ``compared`` (the record, or the merged shards: called ``name`` in messages).
+
+    Raises:
+        MergeError: a baseline measured with another protocol
+            (:func:`plugins.verdict.baseline.incomparable_records`) unless
+            ``--allow-incomparable-baseline``, a partial one, a bad ``--max-slowdown``.
+    """
     baseline = load_record(Path(args.baseline)) if args.baseline else None
+    if baseline is not None and not args.allow_incomparable_baseline:
+        if changes := incomparable_records(compared, baseline, name):
+            raise MergeError(incomparable_line(f"--baseline {args.baseline}", changes))
     partial = baseline is not None and partial_baseline(
         baseline, args.baseline, args.max_regression, bool(args.allow_partial_baseline)
     )
@@ -142,7 +159,7 @@ def report_command(args: argparse.Namespace) -> int:
         return USAGE_ERROR
     record = load_record(Path(args.record))
     try:
-        gates = _gates(record, args, args.record)
+        gates = _gates(record, args, args.record, record, args.record)
         targets = _targets(args, None, artifacts=False)
     except (MergeError, ExportError) as exc:
         print(f"extractbench report: {exc}", file=sys.stderr)
@@ -158,7 +175,7 @@ def merge_command(args: argparse.Namespace) -> int:
     records = [load_record(Path(p)) for p in args.records]
     try:
         merged = merge_records(records, args.records)
-        gates = _gates(records[0], args, args.records[0])
+        gates = _gates(records[0], args, args.records[0], merged, "the merged shards")
         targets = _targets(args, args.out)
     except (MergeError, ExportError) as exc:
         print(f"extractbench merge: {exc}", file=sys.stderr)

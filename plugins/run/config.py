@@ -40,9 +40,10 @@ from extractbench.plugins.run.project_config import (
 )
 from extractbench.plugins.run.shard import Shard, parse_shard
 from extractbench.plugins.verdict.baseline import (
+    Protocol,
+    incomparable,
+    incomparable_line,
     partial_baseline,
-    protocol_changes,
-    version_changes,
 )
 from extractbench.plugins.verdict.decision import GateSet
 from extractbench.plugins.verdict.gates import GateError
@@ -232,18 +233,10 @@ def _gates(
     given: str = config.getoption("baseline") or ""
     baseline = _read(given, "--baseline") if given else None
     if baseline is not None and not config.getoption("allow_incomparable_baseline"):
-        scored = {it.suite for it in baseline.items if it.outcome == "passed"}
-        then = {name: info.version for name, info in baseline.suites.items()}
-        now = {name: s.version for name, s in registry.suites.items()}
-        changes = version_changes(now, then, scored & set(now))
-        changes += protocol_changes(options, baseline.settings.get("suite_options") or {}, scored)
-        if changes:
-            raise pytest.UsageError(
-                f"--baseline {config.getoption('baseline')}: measured with another protocol "
-                f"({'; '.join(changes)}): its scores are not comparable; run the baseline "
-                "with the same suite versions and options, or --allow-incomparable-baseline "
-                "to compare anyway"
-            )
+        now = Protocol.of_run({name: s.version for name, s in registry.suites.items()}, options)
+        types = {name: type(value) for name, value in options.items()}
+        if changes := incomparable(now, Protocol.of_record(baseline), types):
+            raise pytest.UsageError(incomparable_line(f"--baseline {given}", changes))
     max_regression = config.getoption("max_regression")
     if max_regression is not None and (
         not math.isfinite(max_regression) or max_regression < 0 or baseline is None

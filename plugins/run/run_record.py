@@ -62,6 +62,11 @@ def _settings(config: pytest.Config, cfg: RunConfig, setup: ModelSetup) -> dict[
         "junit_family": str(config.getini("junit_family")),
         **recorded_settings(config.getoption),  # the formats' (--junit-pass-mark)
         "suite_options": {name: options[name] for name in sorted(options)},
+        # the options that decide what a suite's scores mean: a baseline is checked on
+        # them even where the suite is not installed (a conftest's, read by `report`)
+        "protocol_options": {
+            name: list(type(cfg.suite_options[name]).protocol_fields) for name in sorted(options)
+        },
         "python": platform.python_version(),
         "pytest": pytest.__version__,
         "platform": platform.platform(),

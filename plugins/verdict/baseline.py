@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from extractbench.plugins.record.values import Comparison
 from extractbench.plugins.verdict.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from extractbench.suites.registry import Registry
 from extractbench.suites.suite_options import SuiteOptions, dump_options
 
 if TYPE_CHECKING:
@@ -16,7 +18,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "compare_records", "paired_bootstrap", "baseline_section", "partial_baseline",
-    "protocol_changes", "item_scores", "compared_metrics", "version_changes",
+    "protocol_changes", "item_scores", "compared_metrics", "version_changes", "Protocol",
+    "incomparable", "incomparable_line", "incomparable_records",
 ]  # fmt: skip
 
 
@@ -36,39 +39,105 @@ def paired_bootstrap(
     return float(low), float(high)
 
 
+@dataclass(frozen=True)
+class Protocol:
+    """What one side of a baseline comparison was measured with, per suite: what decides
+    whether its scores can be compared with another run's (:func:`incomparable`).
+
+    Attributes:
+        suites: the suites it scored (a run not yet started: every suite it may score).
+        versions: suite -> its version (:attr:`suites.protocol.Suite.version`; None: not
+            recorded).
+        options: suite -> option name -> JSON value (a record's ``settings.suite_options``).
+        fields: suite -> the option names that decide what its scores mean (its
+            ``Options.protocol_fields``, a record's ``settings.protocol_options``); a suite
+            absent: not recorded.
+    """
+
+    suites: frozenset[str]
+    versions: Mapping[str, int | None]
+    options: Mapping[str, Mapping[str, Any]]
+    fields: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def of_run(
+        cls, versions: Mapping[str, int | None], options: Mapping[str, SuiteOptions]
+    ) -> Protocol:
+        """A run about to start: every registered suite (``versions``: suite -> its
+        version) with its parsed ``options``."""
+        return cls(
+            frozenset(versions), dict(versions),
+            {name: dump_options(value) for name, value in options.items()},
+            {name: type(value).protocol_fields for name, value in options.items()},
+        )  # fmt: skip
+
+    @classmethod
+    def of_record(cls, record: RunRecord) -> Protocol:
+        """A run record: the suites of its scored items, their versions, options and
+        protocol option names as recorded."""
+        fields = record.settings.get("protocol_options") or {}
+        return cls(
+            frozenset(it.suite for it in record.items if it.outcome == "passed"),
+            {name: info.version for name, info in record.suites.items()},
+            record.settings.get("suite_options") or {},
+            {name: tuple(names) for name, names in fields.items()},
+        )  # fmt: skip
+
+
+class _Unset:
+    """An option neither a record nor this installation gives a value for."""
+
+    def __repr__(self) -> str:
+        return "unset"
+
+
+_UNSET = _Unset()
+
+
 def protocol_changes(
-    current: Mapping[str, SuiteOptions],
-    baseline_options: Mapping[str, Any],
-    baseline_suites: set[str],
+    current: Protocol,
+    baseline: Protocol,
+    suites: Iterable[str],
+    option_types: Mapping[str, type[SuiteOptions]],
+    current_name: str = "this run",
 ) -> list[str]:
     """The protocol options (a suite's ``Options.protocol_fields``: its prompt, budget,
-    metric...) whose value in this run differs from the baseline's, for each suite the
-    baseline scored: ``kv.metric: contains in the baseline, exact in this run``.
+    metric...) whose value differs between the current side and the baseline, for each of
+    ``suites``: ``kv.metric: 'contains' in the baseline, 'exact' in this run``.
+
+    A suite's protocol options are those its ``Options`` here declares and those either
+    side recorded; for a suite neither this installation nor a record describes, every
+    option either side recorded counts (which decide its scores is not known, so the check
+    fails closed). An option a side lacks (a record older than the option) had its default
+    (this installation's ``Options``; ``unset`` for a suite it does not know).
 
     Args:
-        current: suite -> this run's parsed options.
-        baseline_options: the baseline record's ``settings.suite_options`` (suite -> option
-            name -> value); an option it lacks (a record older than the option) had its
-            default.
-        baseline_suites: the suites of the baseline's scored items.
+        current, baseline: the two sides (:class:`Protocol`).
+        suites: the suites to check.
+        option_types: suite -> its ``Options`` model in this installation.
+        current_name: how the lines name the current side.
 
     Returns:
-        One line per differing option, sorted by suite and option; empty when the
-        protocols agree.
+        One line per differing option, by suite (sorted) and option (declaration order);
+        empty when the protocols agree.
     """
     changes = []
-    for suite in sorted(baseline_suites & set(current)):
-        options = current[suite]
-        fields = type(options).protocol_fields
-        if not fields:
-            continue
-        now, default = dump_options(options), dump_options(type(options)())
-        then = baseline_options.get(suite) or {}
-        for name in fields:
-            was = then.get(name, default[name])
-            if was != now[name]:
+    for suite in sorted(suites):
+        model = option_types.get(suite)
+        now, then = current.options.get(suite) or {}, baseline.options.get(suite) or {}
+        described = model is not None or suite in current.fields or suite in baseline.fields
+        names = (
+            [*(model.protocol_fields if model else ()), *current.fields.get(suite, ()),
+             *baseline.fields.get(suite, ())]
+            if described else [*now, *then]
+        )  # fmt: skip
+        default = dump_options(model()) if model is not None else {}
+        for name in dict.fromkeys(names):
+            was = then.get(name, default.get(name, _UNSET))
+            value = now.get(name, default.get(name, _UNSET))
+            if was != value:
                 changes.append(
-                    f"{suite}.{name}: {was!r} in the baseline, {now[name]!r} in this run"
+                    f"{suite}.{name}: {was!r} in the baseline, {value!r} in {current_name}"
                 )
     return changes
 
@@ -76,7 +145,7 @@ def protocol_changes(
 def version_changes(
     current: Mapping[str, int | None],
     baseline_versions: Mapping[str, int | None],
-    suites: set[str],
+    suites: Iterable[str],
     current_name: str = "this run",
 ) -> list[str]:
     """The suites whose version (:attr:`suites.protocol.Suite.version`) differs between the
@@ -109,6 +178,57 @@ def version_changes(
                 f"{suite}: suite version {then} in the baseline, {now} in {current_name}"
             )
     return changes
+
+
+def incomparable(
+    current: Protocol,
+    baseline: Protocol,
+    option_types: Mapping[str, type[SuiteOptions]],
+    current_name: str = "this run",
+) -> list[str]:
+    """Every reason the baseline's scores cannot be compared with the current side's,
+    over the suites both scored (the current side: a run not yet started may score any
+    of its suites): each suite version (:func:`version_changes`) and protocol option
+    (:func:`protocol_changes`) that differs. What ``--baseline`` (pytest, ``report``,
+    ``merge``) and ``extractbench compare`` refuse unless ``--allow-incomparable-baseline``.
+
+    Args:
+        current, baseline: the two sides; option_types, current_name: see
+            :func:`protocol_changes`.
+
+    Returns:
+        The version lines, then the option lines; empty when the two are comparable.
+    """
+    suites = current.suites & baseline.suites
+    return version_changes(current.versions, baseline.versions, suites, current_name) + (
+        protocol_changes(current, baseline, suites, option_types, current_name)
+    )
+
+
+def incomparable_records(current: RunRecord, baseline: RunRecord, current_name: str) -> list[str]:
+    """:func:`incomparable` of two run records, each suite's protocol options and their
+    defaults read from this installation's suites (:meth:`suites.registry.Registry.installed`)
+    and the records' ``settings.protocol_options``.
+
+    Args:
+        current: the record compared (``report``'s, the merged shards', ``compare``'s NEW).
+        baseline: the ``--baseline`` record (``compare``'s OLD).
+        current_name: how the lines name ``current``.
+    """
+    types = {name: suite.options for name, suite in Registry.installed().suites.items()}
+    return incomparable(
+        Protocol.of_record(current), Protocol.of_record(baseline), types, current_name
+    )
+
+
+def incomparable_line(where: str, changes: Sequence[str]) -> str:
+    """The one line that refuses an incomparable baseline: ``where`` (``--baseline
+    OLD.json``) and every difference of :func:`incomparable`."""
+    return (
+        f"{where}: measured with another protocol ({'; '.join(changes)}): its scores are not "
+        "comparable; run both with the same suite versions and options, or pass "
+        "--allow-incomparable-baseline to compare anyway"
+    )
 
 
 def item_scores(record: Mapping[str, Any]) -> dict[str, dict[str, float]]:
