@@ -161,6 +161,14 @@ def test_per_push_the_team_s_suites_nightly_the_public_ones_the_model_by_digest(
     assert gate[1:3] == ["--pyargs", "extractbench.suites"] and "-n" in gate
     assert "workers" in gate[gate.index("-n") + 1]  # not a hard-coded count
     assert '"${public[@]}"' in text and "schedule" in text
+    # per push the early stop; a scheduled or release run whole (the next baseline)
+    assert (
+        "early=(--stop-when-decided)" in text
+        and '"${model[@]}" "${baseline[@]}" "${early[@]}"' in text
+    )
+    assert re.search(r"public <<< \"\$PUBLIC_SUITES\";?\s*\}?\s*early=\(\)", text), (
+        "full when public"
+    )
     public = re.search(r'PUBLIC_SUITES: "([^"]+)"', text).group(1).split()
     assert public and all(p.startswith("extractbench.suites.") and p != "extractbench.suites.kv"
                           for p in public)  # fmt: skip
