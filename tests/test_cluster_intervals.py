@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from extractbench.plugins.verdict.aggregate import aggregate
+from extractbench.plugins.verdict.baseline import compare_records
 from extractbench.plugins.verdict.stats import (
     bootstrap_interval,
     cluster_bootstrap_interval,
@@ -216,3 +217,46 @@ def test_t_quantile_matches_published_values_and_scipy():
         assert t_quantile(df) == pytest.approx(stats.t.ppf(0.975, df), rel=1e-11)
     with pytest.raises(ValueError):
         t_quantile(0)
+
+
+def paired_records(rng: np.random.Generator, groups: int, icc: float) -> tuple[dict, dict]:
+    """A baseline and a current record of the same grouped suite whose per-group rates are
+    drawn independently from one beta distribution (:func:`grouped_suite`'s): the expected
+    paired difference is 0, and the differences of one group move together."""
+    ab = 1 / icc - 1
+    sizes = rng.integers(1, 21, size=groups)
+    records = []
+    for _ in range(2):
+        rates = np.repeat(rng.beta(MU * ab, (1 - MU) * ab, size=groups), sizes)
+        right = rng.random(rates.size) < rates
+        items = [
+            {"id": f"toy/{i}", "suite": "toy", "group": f"g{g}", "outcome": "passed",
+             "scores": {"accuracy": float(r)}}
+            for i, (g, r) in enumerate(zip(np.repeat(np.arange(groups), sizes), right, strict=True))
+        ]  # fmt: skip
+        records.append({"items": items})
+    return records[0], records[1]
+
+
+def paired_coverage(runs: int, groups: int, icc: float, seed: int, grouped: bool) -> float:
+    """The share of ``runs`` simulated baseline comparisons whose paired interval
+    (:func:`compare_records`) holds the true mean difference 0; ``grouped`` False drops
+    the items' groups (the interval over items)."""
+    rng = np.random.default_rng(seed)
+    held = 0
+    for _ in range(runs):
+        base, cur = paired_records(rng, groups, icc)
+        if not grouped:
+            for item in cur["items"]:
+                del item["group"]
+        (cmp,) = compare_records(cur, base, None)
+        held += cmp.ci_low <= 0 <= cmp.ci_high
+    return held / runs
+
+
+def test_the_baseline_check_resamples_a_documents_pairs_together():
+    # 400 comparisons: a 95% coverage is measured to about +-1.1%
+    grouped = paired_coverage(400, groups=30, icc=0.3, seed=11, grouped=True)
+    items = paired_coverage(400, groups=30, icc=0.3, seed=11, grouped=False)
+    assert 0.92 <= grouped <= 0.98, grouped
+    assert items < 0.85, items  # the interval over items, too narrow on these groups

@@ -9,7 +9,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from extractbench.plugins.record.values import Comparison
-from extractbench.plugins.verdict.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from extractbench.plugins.verdict.stats import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    cluster_bootstrap_interval,
+)
 from extractbench.suites.registry import Registry
 from extractbench.suites.suite_options import SuiteOptions, dump_options
 
@@ -24,15 +28,30 @@ __all__ = [
 
 
 def paired_bootstrap(
-    diffs: np.ndarray, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+    diffs: np.ndarray,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+    groups: Sequence[str] | None = None,
 ) -> tuple[float, float]:
     """Percentile 95% interval of the mean of paired differences (Efron & Tibshirani 1993).
 
     Items are resampled with replacement as pairs, so per-item difficulty cancels out.
+    Where items share groups (a document's fields, answered from one prompt: ``groups``
+    with at least two and fewer distinct ids than items), whole groups of pairs are
+    resampled instead (:func:`plugins.verdict.stats.cluster_bootstrap_interval`, Davison &
+    Hinkley 1997 section 3.8): the differences of one document move together, and an
+    interval over items would be too narrow (``tests/test_cluster_intervals.py``). One
+    group gives no spread between groups and keeps the items' interval.
 
     Args:
         diffs: shape (n,), n >= 1, per-item current - baseline.
+        groups: each difference's group id in the same order, or None: every item its own.
+
+    Returns:
+        (low, high), in the metric's unit.
     """
+    if groups is not None and 2 <= len(set(groups)) < diffs.size:
+        return cluster_bootstrap_interval(diffs.tolist(), list(groups), resamples, seed)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, diffs.size, size=(resamples, diffs.size))
     low, high = np.percentile(diffs[idx].mean(axis=1), [2.5, 97.5])
@@ -265,7 +284,9 @@ def compared_metrics(baseline: RunRecord, suite: str) -> list[str]:
 def compare_records(
     current: Mapping[str, Any], baseline: Mapping[str, Any], max_regression: float | None
 ) -> list[Comparison]:
-    """Compare every metric present in either record.
+    """Compare every metric present in either record: per metric the mean paired
+    difference over the shared items and its 95% interval (:func:`paired_bootstrap`, over
+    the current record's groups of those items where they share some).
 
     Args:
         current, baseline: run records (see :mod:`plugins.record`).
@@ -276,6 +297,11 @@ def compare_records(
         One :class:`Comparison` per ``suite/metric``, sorted by metric.
     """
     cur, base = item_scores(current), item_scores(baseline)
+    group_of = {
+        item["id"]: str(item["group"])
+        for item in current.get("items", [])
+        if item.get("group") is not None
+    }  # fmt: skip
     results = []
     for metric in sorted(set(cur) | set(base)):
         c, b = cur.get(metric, {}), base.get(metric, {})
@@ -301,7 +327,8 @@ def compare_records(
             continue
         diffs = np.array([c[i] - b[i] for i in shared])
         delta = float(diffs.mean())
-        low, high = paired_bootstrap(diffs)
+        groups = [group_of.get(i, i) for i in shared]
+        low, high = paired_bootstrap(diffs, groups=groups)
         if high < 0:
             verdict = "regression"
         elif low > 0:
