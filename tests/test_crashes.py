@@ -129,7 +129,7 @@ def test_a_crash_decides_exit_7_before_the_items_and_gates():
     decision = decide_facts("x/a>=1", **record)
     assert decision.status == CRASHED == 7 and decision.word == "CRASHED"
     assert decision.reasons[0] == "worker gw0 died from SIGSEGV while running t[x/1]"
-    assert decision.gates[0]["passed"] is None  # the failing gate is not decided either
+    assert decision.gates[0].passed is None  # the failing gate is not decided either
     assert decide_facts("x/a>=1", **record, output_errors=["record: disk full"]).status == 6
     assert decide_facts("x/a>=1", **record, interrupted="SIGINT").status == 2
 

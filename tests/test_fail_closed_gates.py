@@ -224,13 +224,14 @@ def test_a_pass_never_holds_a_gate_left_open():
     """The one verdict: a complete run with a gate not evaluated for a reason no other
     rule names is INCOMPLETE (exit 1), never PASS."""
     from extractbench.plugins.record import SCHEMA_VERSION, Selection, parse_record
+    from extractbench.plugins.verdict.gates import parse_gate
     from extractbench.plugins.verdict.status import exit_status
 
     record = parse_record({"schema_version": SCHEMA_VERSION, "run_id": "t",
                            "counts": {"items": 3, "expected": 3, "scored": 3}})  # fmt: skip
-    gate = {"expression": "toy/accuracy>=0.1", "passed": True, "reason": "0.5 >= 0.1"}
+    gate = parse_gate("toy/accuracy>=0.1").entry(0.5, True, "0.5 >= 0.1")
     assert exit_status(record, Selection(suites=["toy"]), True, [], [gate], None)[:2] == (0, "PASS")
-    gate = {**gate, "passed": None, "reason": "not evaluated: for a reason"}
+    gate = gate.model_copy(update={"passed": None, "reason": "not evaluated: for a reason"})
     status, word, reasons = exit_status(record, Selection(suites=["toy"]), True, [], [gate], None)
     assert (status, word) == (1, "INCOMPLETE")
     assert reasons == ["gate toy/accuracy>=0.1 not evaluated: for a reason"]

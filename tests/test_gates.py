@@ -87,4 +87,4 @@ def test_a_minimum_n_alone_makes_a_run_incomplete_but_not_a_shard():
     failed = decide_facts("t/a>=2", "t/a:ci_low>=0.1", "t:n>=4", **record)
     assert failed.word == "INCOMPLETE", "every gate on t waits for n"
     shard = decide_facts("t/a>=0.5", "t:n>=4", **record, selection={"shard": "1/2"})
-    assert shard.status == 0 and all(g["passed"] is None for g in shard.gates)
+    assert shard.status == 0 and all(g.passed is None for g in shard.gates)

@@ -28,10 +28,10 @@ def test_one_count_for_the_record_the_gates_and_junit():
     counts = item_counts(parsed.items, 4)
     assert (counts.scored, counts.failed) == (2, 2)
     decision = decide_facts("x/a>=0", "y/a>=0", **record)
-    gates = {g["expression"]: g for g in decision.gates}
-    assert gates["x/a>=0"]["passed"] is None  # not decided: fails closed
-    assert gates["x/a>=0"]["reason"].startswith("not evaluated: 1 of 3 selected items of x")
-    assert gates["y/a>=0"]["passed"] is True and decision.status != 0
+    gates = {g.expression: g for g in decision.gates}
+    assert gates["x/a>=0"].passed is None  # not decided: fails closed
+    assert gates["x/a>=0"].reason.startswith("not evaluated: 1 of 3 selected items of x")
+    assert gates["y/a>=0"].passed is True and decision.status != 0
     suite = ET.fromstring(junit_xml(parsed.decided(decision))).find("testsuite")
     cases = {c.get("name"): c for c in suite.iter("testcase")}
     # the failed item; the gate its failures left undecided is a skipped case with the reason

@@ -154,9 +154,9 @@ def test_the_verdict_decides_an_early_stopped_record_by_its_sequence():
     verdict = decide_facts("s/accuracy>=0.3", **facts)
     assert (verdict.word, verdict.status, verdict.complete) == ("PASS", 0, True)
     gate = verdict.gates[0]
-    assert gate["passed"] and gate["sequence"]["population"] == 500
-    assert gate["n"] == gate["sequence"]["n"] <= 120
-    assert "decided after" in gate["reason"] and "each side's error <= 5.0%" in gate["reason"]
+    assert gate.passed and gate.sequence is not None and gate.sequence.population == 500
+    assert gate.n == gate.sequence.n <= 120
+    assert "decided after" in gate.reason and "each side's error <= 5.0%" in gate.reason
 
 
 def test_items_left_out_of_a_suite_its_sequence_did_not_decide_make_the_run_incomplete():
@@ -166,7 +166,7 @@ def test_items_left_out_of_a_suite_its_sequence_did_not_decide_make_the_run_inco
     for gate in ("s/accuracy>=0.75", "s/accuracy:ci_low>=0.74", "s/accuracy:ci_low<=0.9"):
         verdict = decide_facts(gate, **record_facts(values, ran=120))
         assert verdict.word == "INCOMPLETE" and not verdict.complete, gate
-        assert verdict.gates[0]["passed"] is None
+        assert verdict.gates[0].passed is None
 
 
 SEQUENCE = {"method": "m", "level": 0.9, "n": 60, "population": 500, "low": -0.01, "high": 0.02,

@@ -61,12 +61,11 @@ class VerdictCase:
 
 
 def _gate_case(gate: GateEntry, narrow: bool) -> VerdictCase:
-    entry = gate.model_dump()
     if gate.passed is not None:
         outcome = "passed" if gate.passed else "failed"
         message = f"gate {gate.expression} failed: {gate.reason}"
     else:
-        open_ = short_of_n(entry) or unanswered(entry, narrow)
+        open_ = short_of_n(gate) or unanswered(gate, narrow)
         outcome = "failed" if open_ else "skipped"
         message = f"gate {gate.expression} {gate.reason}"
     props = (

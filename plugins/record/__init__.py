@@ -32,6 +32,7 @@ from extractbench.plugins.record.models import (
     GateEntry,
     LimitInfo,
     MergedShard,
+    NotEvaluated,
     RescoreOf,
     RunRecord,
     Selection,
@@ -54,4 +55,5 @@ __all__ = [
     "Decision", "new_run_id", "item_counts", "RecordModel", "ItemEntry", "OtherTest", "Crash", "OutcomeCounts",
     "outcome_counts", "Comparison", "SpeedStats", "SpeedChange", "RunOrder", "GateSequence",
     "RecordError", "parse_record", "load_record", "dump_record", "record_schema",
+    "NotEvaluated",
 ]  # fmt: skip

@@ -35,7 +35,7 @@ from extractbench.plugins.record.values import (
 __all__ = [
     "SCHEMA_VERSION", "READABLE_VERSIONS", "RunRecord", "SuiteInfo", "LimitInfo", "Selection",
     "Counts", "Aggregate", "GateEntry", "Baseline", "VerdictEntry", "RescoreOf", "MergedShard",
-    "Decision", "new_run_id", "item_counts",
+    "Decision", "new_run_id", "item_counts", "NotEvaluated",
 ]  # fmt: skip
 
 SCHEMA_VERSION = 2
@@ -143,10 +143,15 @@ class Aggregate(_Model):
     stopped_early: bool = False
 
 
+NotEvaluated = Literal["not_selected", "skipped", "unloaded"]
+
+
 class GateEntry(_Model):
-    """A gate checked against the run (``plugins.verdict.gates.GateResult``): ``passed``
+    """A gate checked against the run, as :func:`plugins.verdict.decide` gives it to the
+    record and to every report (``plugins.verdict.gates.evaluate_gates``): ``passed``
     None when it was not decided; ``stat`` the statistic it checks, ``n`` the values
     behind it, ``min_n`` the minimum n that applied, ``warning`` a mean of too few items,
+    ``not_evaluated`` why a gate of a suite that did not run was not evaluated,
     ``sequence`` how its confidence sequence decided it (``--stop-when-decided``)."""
 
     expression: str
@@ -161,7 +166,7 @@ class GateEntry(_Model):
     n: int | None = None
     min_n: int | None = None
     warning: str | None = None
-    not_evaluated: Literal["not_selected", "skipped", "unloaded"] | None = None
+    not_evaluated: NotEvaluated | None = None
     sequence: GateSequence | None = None
 
 
@@ -193,14 +198,15 @@ class VerdictEntry(_Model):
 
 class Decision(Protocol):
     """What :meth:`RunRecord.decided` writes into a record: the verdict's findings
-    (``plugins.verdict.Verdict`` is one), as the sections' JSON data."""
+    (``plugins.verdict.Verdict`` is one): the gates as their entries, the other sections
+    as their JSON data."""
 
     @property
     def aggregates(self) -> Mapping[str, Any]: ...
     @property
     def speed(self) -> Mapping[str, SpeedStats]: ...
     @property
-    def gates(self) -> list[dict[str, Any]]: ...
+    def gates(self) -> list[GateEntry]: ...
     @property
     def baseline(self) -> dict[str, Any] | None: ...
     @property
@@ -276,7 +282,7 @@ class RunRecord(_Model):
                     k: Aggregate.model_validate(v) for k, v in verdict.aggregates.items()
                 },
                 "speed": dict(verdict.speed),
-                "gates": [GateEntry.model_validate(g) for g in verdict.gates],
+                "gates": list(verdict.gates),
                 "baseline": Baseline.model_validate(verdict.baseline) if verdict.baseline else None,
                 "complete": verdict.complete,
                 "exit_status": verdict.status,

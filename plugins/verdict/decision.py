@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from extractbench.plugins.record import RunRecord, Selection, SpeedStats, outcome_counts
+from extractbench.plugins.record import GateEntry, RunRecord, Selection, SpeedStats, outcome_counts
 from extractbench.plugins.verdict.aggregate import aggregate
 from extractbench.plugins.verdict.baseline import baseline_section, item_scores
 from extractbench.plugins.verdict.counts import DATA_FIGURES, data_values
@@ -82,8 +82,8 @@ class Verdict:
         complete: every selected item finished, nothing stopped or cut the run.
         aggregates: ``suite/metric`` -> mean, 95% CI, n and breakdowns (the record's
             ``aggregates``).
-        gates: every gate with its value and ``passed`` (None: not decided, and why), as
-            the record's ``gates``.
+        gates: every gate's entry, its value and ``passed`` (None: not decided, and why):
+            the record's ``gates``, which every report reads.
         baseline: the comparison with the baseline (the record's ``baseline``), or None.
         speed: suite -> its speed (the record's ``speed``: ``plugins.verdict.speed``).
     """
@@ -93,7 +93,7 @@ class Verdict:
     reasons: list[str] = field(default_factory=list)
     complete: bool = True
     aggregates: dict[str, dict[str, Any]] = field(default_factory=dict)
-    gates: list[dict[str, Any]] = field(default_factory=list)
+    gates: list[GateEntry] = field(default_factory=list)
     baseline: dict[str, Any] | None = None
     speed: dict[str, SpeedStats] = field(default_factory=dict)
 
@@ -150,9 +150,9 @@ def _complete(record: RunRecord, refused: list[str], not_run: int) -> bool:
 def _sequential(
     record: RunRecord,
     gates: GateSet,
-    entries: list[dict[str, Any]],
+    entries: list[GateEntry],
     baseline: dict[str, Any] | None,
-) -> tuple[list[dict[str, Any]], int, dict[str, SuiteSequence]]:
+) -> tuple[list[GateEntry], int, dict[str, SuiteSequence]]:
     """The gates of suites that ran in a random order (``--stop-when-decided``) that their
     confidence sequences decided, from the record's items in run order
     (:mod:`plugins.verdict.sequential_gates`); how many items the early stop left out of
@@ -220,21 +220,23 @@ def _stopped_checks(
         )
 
 
-def _undecided(gate: dict[str, Any], why: str) -> dict[str, Any]:
-    return {**gate, "passed": None, "reason": f"not evaluated: {why} ({gate['reason']})"}
+def _undecided(gate: GateEntry, why: str) -> GateEntry:
+    return gate.model_copy(
+        update={"passed": None, "reason": f"not evaluated: {why} ({gate.reason})"}
+    )
 
 
-def _suite(gate: dict[str, Any]) -> str:
-    return str(gate["metric"]).split("/", 1)[0]
+def _suite(gate: GateEntry) -> str:
+    return gate.metric.split("/", 1)[0]
 
 
 def _decide_gates(
-    gates: list[dict[str, Any]],
+    gates: list[GateEntry],
     record: RunRecord,
     selection: Selection,
     complete: bool,
     refused: list[str],
-) -> list[dict[str, Any]]:
+) -> list[GateEntry]:
     """Leave undecided what the run cannot decide: an interrupted, crashed, subset,
     incomplete or sharded run decides no gate; a gate of a suite whose selected items were
     not all scored cannot pass, unless a confidence sequence decided it or it is a minimum
@@ -252,7 +254,7 @@ def _decide_gates(
             _undecided(g, why if _suite(g) in refused else "the run is incomplete") for g in gates
         ]
     if not complete:
-        return [g if g["passed"] is None else _undecided(g, "the run is incomplete") for g in gates]
+        return [g if g.passed is None else _undecided(g, "the run is incomplete") for g in gates]
     if selection.shard:
         why = f"shard {selection.shard}; extractbench merge decides"
         return [_undecided(g, why) for g in gates]
@@ -266,15 +268,13 @@ def _decide_gates(
         # a minimum n met by the items that ran is met (an early stop leaves the rest out),
         # and a figure of the suite's data is known before any item; any other gate decided
         # on part of its suite is not decided
-        known = str(gate["metric"]).partition("/")[2] in DATA_FIGURES
-        partial = (
-            scored < expected and not gate.get("sequence") and gate.get("stat") != "n" and not known
-        )
-        if gate["passed"] and partial:
+        known = gate.metric.partition("/")[2] in DATA_FIGURES
+        partial = scored < expected and gate.sequence is None and gate.stat != "n" and not known
+        if gate.passed and partial:
             gate = _undecided(gate, f"{scored} of {expected} selected items of {suite} were scored")
         if info is not None and info.limit is not None and info.items_total:
             limit = f"on {info.items_selected} of {info.items_total} items: {info.limit.source} {info.limit.value}"
-            gate = {**gate, "reason": f"{gate['reason']} ({limit})"}
+            gate = gate.model_copy(update={"reason": f"{gate.reason} ({limit})"})
         out.append(gate)
     return out
 
@@ -317,7 +317,7 @@ def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
         dict(selection.skipped), failed, dict(selection.unloaded),
     )  # fmt: skip
     base = gates.baseline.as_dict() if gates.baseline is not None else None
-    entries, not_run, sequences = _sequential(record, gates, [r.to_dict() for r in results], base)
+    entries, not_run, sequences = _sequential(record, gates, results, base)
     baseline = gates.recorded_baseline
     if gates.baseline is not None and base is not None:
         baseline = baseline_section(

@@ -9,8 +9,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from extractbench.plugins.record import GateEntry, GateSequence, NotEvaluated
+
 __all__ = [
-    "Gate", "GateError", "GateResult", "parse_gate", "gates_from_config", "evaluate_gates",
+    "Gate", "GateError", "parse_gate", "gates_from_config", "evaluate_gates",
     "STATS", "MEAN_N_FLOOR",
 ]  # fmt: skip
 
@@ -68,53 +70,40 @@ class Gate:
         """Whether this minimum n applies to a gate on ``metric``."""
         return self.stat == "n" and self.metric in (metric, metric.split("/", 1)[0])
 
+    def entry(
+        self,
+        value: float | None,
+        passed: bool | None,
+        reason: str,
+        n: int | None = None,
+        min_n: int | None = None,
+        warning: str | None = None,
+        not_evaluated: NotEvaluated | None = None,
+        sequence: GateSequence | None = None,
+    ) -> GateEntry:
+        """This gate checked against a run: the entry the verdict, the record and every
+        report read.
 
-@dataclass(frozen=True)
-class GateResult:
-    """A gate checked against a run.
-
-    Attributes:
-        gate: the gate.
-        value: the statistic in this run (``n``: the metric's n), or None when no item
-            has the metric.
-        passed: True/False; None when the gate was not decided (its suite was not
-            selected, skipped for missing data, or n is below a minimum).
-        reason: one line saying why, for the terminal and JUnit.
-        n: the number of values behind ``value`` (items; calls for a speed figure).
-        min_n: the largest minimum n that applies to the gate, or None.
-        warning: a gate on a mean of fewer than :data:`MEAN_N_FLOOR` items says so.
-        not_evaluated: why a gate of a suite that did not run was not evaluated:
-            ``not_selected`` (the command left the suite out), ``skipped``
-            (``--skip-missing-data``) or ``unloaded`` (its data did not load); None
-            otherwise.
-    """
-
-    gate: Gate
-    value: float | None
-    passed: bool | None
-    reason: str
-    n: int | None = None
-    min_n: int | None = None
-    warning: str | None = None
-    not_evaluated: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form for the run record."""
-        return {
-            "expression": self.gate.expression,
-            "metric": self.gate.metric,
-            "stat": self.gate.stat,
-            "op": self.gate.op,
-            "threshold": self.gate.threshold,
-            "source": self.gate.source,
-            "value": self.value,
-            "passed": self.passed,
-            "reason": self.reason,
-            "n": self.n,
-            "min_n": self.min_n,
-            "warning": self.warning,
-            "not_evaluated": self.not_evaluated,
-        }
+        Args:
+            value: the statistic in this run (``n``: the metric's n), or None when no
+                item has the metric.
+            passed: True/False; None when the gate was not decided (its suite was not
+                selected, skipped for missing data, or n is below a minimum).
+            reason: one line saying why, for the terminal and JUnit.
+            n: the number of values behind ``value`` (items; calls for a speed figure).
+            min_n: the largest minimum n that applies to the gate, or None.
+            warning: a gate on a mean of fewer than :data:`MEAN_N_FLOOR` items says so.
+            not_evaluated: why a gate of a suite that did not run was not evaluated:
+                ``not_selected`` (the command left the suite out), ``skipped``
+                (``--skip-missing-data``) or ``unloaded`` (its data did not load).
+            sequence: how its confidence sequence decided it (``--stop-when-decided``).
+        """
+        return GateEntry(
+            expression=self.expression, metric=self.metric, stat=self.stat, op=self.op,
+            threshold=self.threshold, source=self.source, value=value, passed=passed,
+            reason=reason, n=n, min_n=min_n, warning=warning, not_evaluated=not_evaluated,
+            sequence=sequence,
+        )  # fmt: skip
 
 
 def parse_gate(text: str, source: str = "--gate") -> Gate:
@@ -177,37 +166,33 @@ def _missing(
     skipped: Mapping[str, str],
     failed_items: Mapping[str, int],
     unloaded: Mapping[str, str],
-) -> GateResult:
+) -> GateEntry:
     """A gate whose metric has no value: not decided when its suite did not run, else
     failed (nothing measured never passes)."""
     if suite in unloaded:
         why = f"not evaluated: suite {suite!r} did not load ({unloaded[suite]})"
-        return GateResult(gate, None, None, why, not_evaluated="unloaded")
+        return gate.entry(None, None, why, not_evaluated="unloaded")
     if suite in skipped:
         why = f"not evaluated: suite {suite!r} skipped ({skipped[suite]})"
-        return GateResult(gate, None, None, why, not_evaluated="skipped")
+        return gate.entry(None, None, why, not_evaluated="skipped")
     if suite not in selected:
         why = f"not evaluated: suite {suite!r} not selected by this command"
-        return GateResult(gate, None, None, why, not_evaluated="not_selected")
+        return gate.entry(None, None, why, not_evaluated="not_selected")
     why = (
         f"{failed_items[suite]} items of {suite} failed"
         if failed_items.get(suite)
         else f"no item of {suite} recorded it"
     )
-    return GateResult(gate, None, False, f"no scores for {gate.metric} ({why})")  # fmt: skip
+    return gate.entry(None, False, f"no scores for {gate.metric} ({why})")
 
 
-def _checked(gate: Gate, stats: Mapping[str, float], minimums: list[Gate]) -> GateResult:
+def _checked(gate: Gate, stats: Mapping[str, float], minimums: list[Gate]) -> GateEntry:
     """A threshold gate on a metric with a value: decided unless n is below a minimum."""
     n = int(stats["n"])
     value = stats.get(gate.stat)
     if value is None:
-        return GateResult(
-            gate,
-            None,
-            False,
-            f"{gate.metric} has no {gate.stat} (a speed figure has no interval)",
-            n,
+        return gate.entry(
+            None, False, f"{gate.metric} has no {gate.stat} (a speed figure has no interval)", n
         )
     floor = max((int(m.threshold) for m in minimums if m.covers(gate.metric)), default=None)
     ci = f"95% CI [{stats['ci_low']:.4f}, {stats['ci_high']:.4f}], " if "ci_low" in stats else ""
@@ -223,9 +208,9 @@ def _checked(gate: Gate, stats: Mapping[str, float], minimums: list[Gate]) -> Ga
             f"({ci.removesuffix(', ')}); gate the interval (:ci_low) or require n (:n>=K)"
         )
     if floor is not None and n < floor:
-        return GateResult(gate, value, None, f"not decided: n={n} below the minimum {floor} ({said})",
+        return gate.entry(value, None, f"not decided: n={n} below the minimum {floor} ({said})",
                           n, floor, warning)  # fmt: skip
-    return GateResult(gate, value, _OPS[gate.op](value, gate.threshold), said, n, floor, warning)
+    return gate.entry(value, _OPS[gate.op](value, gate.threshold), said, n, floor, warning)
 
 
 def evaluate_gates(
@@ -235,7 +220,7 @@ def evaluate_gates(
     skipped: Mapping[str, str] | None = None,
     failed_items: Mapping[str, int] | None = None,
     unloaded: Mapping[str, str] | None = None,
-) -> list[GateResult]:
+) -> list[GateEntry]:
     """Check each gate against the statistics of a run.
 
     A gate of a suite this command did not select, or skipped for missing data with
@@ -253,10 +238,13 @@ def evaluate_gates(
         skipped: suite -> why it was skipped.
         failed_items: suite -> number of its items that failed.
         unloaded: suite -> why its data did not load (a usage error of the run).
+
+    Returns:
+        One :class:`plugins.record.GateEntry` per gate, in order (:meth:`Gate.entry`).
     """
     skipped, unloaded, failed_items = skipped or {}, unloaded or {}, failed_items or {}
     minimums = [g for g in gates if g.stat == "n"]
-    results = []
+    results: list[GateEntry] = []
     for gate in gates:
         if gate.stat == "n":
             counts = [  # a suite's n: its scores' (a speed figure's n counts calls)
@@ -276,7 +264,7 @@ def evaluate_gates(
                 if passed
                 else f"not decided: {said}; the gates on {gate.metric} are not decided"
             )
-            results.append(GateResult(gate, float(n), passed, reason, n, int(gate.threshold)))
+            results.append(gate.entry(float(n), passed, reason, n, int(gate.threshold)))
         elif gate.metric in stats:
             results.append(_checked(gate, stats[gate.metric], minimums))
         else:
@@ -284,24 +272,22 @@ def evaluate_gates(
     return results
 
 
-def short_of_n(gate: Mapping[str, Any]) -> bool:
+def short_of_n(gate: GateEntry) -> bool:
     """Whether a gate entry was left undecided by a minimum n alone (not by what left
     every gate undecided: a shard, an interruption, an incomplete run)."""
-    n, floor = gate.get("n"), gate.get("min_n")
-    alone = str(gate.get("reason", "")).startswith("not decided: n=")
-    return (
-        gate.get("passed") is None and alone and n is not None and floor is not None and n < floor
-    )
+    n, floor = gate.n, gate.min_n
+    alone = gate.reason.startswith("not decided: n=")
+    return gate.passed is None and alone and n is not None and floor is not None and n < floor
 
 
-def unanswered(gate: Mapping[str, Any], may_leave_out: bool) -> bool:
+def unanswered(gate: GateEntry, may_leave_out: bool) -> bool:
     """Whether a declared gate was left unevaluated where the run had to answer it: its
     suite was skipped or did not load, or was not selected by the command (unless
     ``may_leave_out``: the command named suites one by one with ``--allow-subset``:
     :attr:`plugins.record.Selection.gates_may_be_left_out`). A declared gate is the
     release contract: a command narrowed to save time does not pass without it."""
-    why = gate.get("not_evaluated")
-    return gate.get("passed") is None and (
+    why = gate.not_evaluated
+    return gate.passed is None and (
         why in ("skipped", "unloaded") or (why == "not_selected" and not may_leave_out)
     )
 

@@ -70,6 +70,7 @@ from typing import Any
 
 import numpy as np
 
+from extractbench.plugins.record import GateEntry
 from extractbench.plugins.record.values import GateSequence, RunOrder
 from extractbench.plugins.verdict.counts import DATA_FIGURES
 from extractbench.plugins.verdict.gates import Gate
@@ -502,9 +503,9 @@ def decided_comparison(comparison: dict[str, Any], decision: RegressionDecision)
     }  # fmt: skip
 
 
-def decided_by(decision: Decision, gate: Gate) -> dict[str, Any]:
-    """The record's gate entry (``GateResult.to_dict`` plus ``sequence``) of a gate its
-    sequence decided; the reason says after how many items and on what bounds."""
+def decided_by(decision: Decision, gate: Gate) -> GateEntry:
+    """The gate entry (:meth:`plugins.verdict.gates.Gate.entry`, with its ``sequence``) of
+    a gate its sequence decided; the reason says after how many items and on what bounds."""
     seq = decision.sequence
     side = seq.alpha_per_side if seq.alpha_per_side is not None else (1 - seq.level) / 2
     level = f"anytime-valid, each side's error <= {side:.1%}"
@@ -524,13 +525,8 @@ def decided_by(decision: Decision, gate: Gate) -> dict[str, Any]:
         when += f"; saw {len(seq.strata)} of {seq.strata_total} {seq.stratum} levels"
     if seq.order_seed_given:
         when += f"; order --order-seed {seq.order_seed}"
-    return {
-        "expression": gate.expression, "metric": gate.metric, "stat": gate.stat,
-        "op": gate.op, "threshold": gate.threshold, "source": gate.source,
-        "value": value, "passed": decision.passed,
-        "reason": f"{name} = {value:.4f}, required {gate.op} {gate.threshold:g}; {when}",
-        "n": seq.n, "min_n": None, "warning": None, "sequence": seq.model_dump(),
-    }  # fmt: skip
+    reason = f"{name} = {value:.4f}, required {gate.op} {gate.threshold:g}; {when}"
+    return gate.entry(value, decision.passed, reason, seq.n, sequence=seq)
 
 
 ANYTIME = (

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from extractbench.plugins.record import RunRecord, Selection
+from extractbench.plugins.record import GateEntry, RunRecord, Selection
 from extractbench.plugins.verdict.exit_codes import (
     CRASHED,
     FAILED,
@@ -34,7 +35,7 @@ def exit_status(
     selection: Selection,
     complete: bool,
     refused: list[str],
-    gates: list[dict[str, Any]],
+    gates: Sequence[GateEntry],
     baseline: dict[str, Any] | None,
 ) -> tuple[int, str, list[str]]:
     """The exit status, the verdict's word and its reasons, from the record's facts and the
@@ -86,9 +87,7 @@ def exit_status(
         reasons.append(f"{counts.items} of {counts.expected} selected items finished")
     elif not complete and not reasons:
         reasons.append("the run is incomplete")
-    reasons += [
-        f"gate {g['expression']} failed: {g['reason']}" for g in gates if g["passed"] is False
-    ]
+    reasons += [f"gate {g.expression} failed: {g.reason}" for g in gates if g.passed is False]
     if baseline is not None:
         if baseline["failed"]:
             reasons.append(f"baseline {baseline['reason']}")
@@ -109,7 +108,7 @@ def exit_status(
         skipped = sorted(selection.skipped)
         why = f" (skipped: {', '.join(skipped)})" if skipped else ""
         return NOTHING_MEASURED, "NOT EVALUATED", [f"no item was measured{why}"]
-    short = [f"gate {g['expression']} {g['reason']}" for g in gates if short_of_n(g)]
+    short = [f"gate {g.expression} {g.reason}" for g in gates if short_of_n(g)]
     left_out = (
         "; select the gate's suite too, or pass --allow-subset to leave it out"
         if selection.narrow
@@ -117,8 +116,7 @@ def exit_status(
         "suite's path to the command, or select suites by name"
     )
     short += [
-        f"gate {g['expression']} {g['reason']}"
-        + (left_out if g.get("not_evaluated") == "not_selected" else "")
+        f"gate {g.expression} {g.reason}" + (left_out if g.not_evaluated == "not_selected" else "")
         for g in gates
         if unanswered(g, selection.gates_may_be_left_out)
     ]
@@ -128,10 +126,10 @@ def exit_status(
     if selection.shard:
         return OK, "SHARD", [shard_line(selection.shard)]
     open_ = [
-        f"gate {g['expression']} {g['reason']}"
+        f"gate {g.expression} {g.reason}"
         for g in gates
-        if g["passed"] is None
-        and not (g.get("not_evaluated") == "not_selected" and selection.gates_may_be_left_out)
+        if g.passed is None
+        and not (g.not_evaluated == "not_selected" and selection.gates_may_be_left_out)
     ]
     if open_:  # a PASS never holds a gate it did not evaluate
         return FAILED, "INCOMPLETE", open_
