@@ -182,6 +182,8 @@ def test_a_run_with_a_baseline_stops_early_on_its_regression_check(toy100, mode)
     assert seq["low"] > -0.1 and check["ci_low"] == seq["low"]
     assert f"decided after {seq['n']} of {ITEMS} shared items" in check["verdict"]
     assert "stopped early (--stop-when-decided)" in section["reason"]
+    # no speed against the baseline's: the stopped run's is its first groups'
+    assert full["speed"] and section["speed"] == [] and "than the baseline" not in out
     # a baseline that scored every item right: the drop is found without running them all
     for item in full["items"]:
         item["scores"]["accuracy"] = 1.0

@@ -206,9 +206,8 @@ def _stopped_checks(
     stopped = []
     for i, comparison in enumerate(section["comparisons"]):
         suite, _, metric = str(comparison["metric"]).partition("/")
-        seq, info = sequences.get(suite), record.suites.get(suite)
-        order = info.run_order if info is not None else None
-        if seq is None or order is None or not order.not_run or metric not in seq.regressions:
+        seq = sequences.get(suite)
+        if seq is None or not _stopped(record, suite) or metric not in seq.regressions:
             continue
         section["comparisons"][i] = decided_comparison(comparison, seq.regressions[metric])
         if suite not in stopped:
@@ -218,6 +217,12 @@ def _stopped_checks(
             f"; {', '.join(stopped)} stopped early (--stop-when-decided): regression decided "
             "by the paired sequence over the shared items"
         )
+
+
+def _stopped(record: RunRecord, suite: str) -> bool:
+    """Whether ``suite`` left items out because its gates were decided early."""
+    info = record.suites.get(suite)
+    return bool(info is not None and info.run_order is not None and info.run_order.not_run)
 
 
 def _undecided(gate: GateEntry, why: str) -> GateEntry:
@@ -326,9 +331,11 @@ def decide(record: RunRecord, gates: GateSet, selection: Selection) -> Verdict:
         )  # fmt: skip
         _stopped_checks(baseline, record, sequences)
         base_speed = speed_stats(it.model_dump() for it in gates.baseline.items)
+        # a stopped suite's speed is its first groups', the baseline's that of every item
+        whole = {name: stats for name, stats in speed.items() if not _stopped(record, name)}
         baseline["max_slowdown"] = gates.max_slowdown
         baseline["speed"] = [
-            c.model_dump() for c in speed_changes(speed, base_speed, gates.max_slowdown)
+            c.model_dump() for c in speed_changes(whole, base_speed, gates.max_slowdown)
         ]
     refused = _refused(selection, gates)
     complete = _complete(record, refused, not_run)
