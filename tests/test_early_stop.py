@@ -229,10 +229,18 @@ def test_after_a_stop_every_report_shows_the_anytime_bounds_and_marks_the_mean(t
     page, summary = toy100.path / "report.html", toy100.path / "summary.md"
     result, record = run(
         toy100, "--stop-when-decided", "--gate", "toy/accuracy>=0.2", f"--html={page}",
-        f"--summary-md={summary}", *mode,
+        f"--summary-md={summary}", "--export", "every-eval-ever=eee", *mode,
     )  # fmt: skip
     assert result.ret == 0, result.stdout.str()
     assert record["counts"]["not_run"] > 0
+    # the Every Eval Ever export keeps a 0/1 metric binary, its bounds at their own level
+    (doc,) = [p for p in (toy100.path / "eee").rglob("*.json")]
+    results = {r["evaluation_name"]: r for r in json.loads(doc.read_text())["evaluation_results"]}
+    accuracy = results["toy/accuracy"]
+    assert accuracy["metric_config"]["score_type"] == "binary"
+    assert results["toy/length"]["metric_config"]["score_type"] == "continuous"
+    level = accuracy["score_details"]["uncertainty"]["confidence_interval"]["confidence_level"]
+    assert level == pytest.approx(0.9)
     gate_seq = record["gates"][0]["sequence"]
     rows = {}
     for key in ("toy/accuracy", "toy/length"):

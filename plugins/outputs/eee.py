@@ -51,7 +51,7 @@ from extractbench.plugins.outputs.eee_samples import (
 )
 from extractbench.plugins.record import Aggregate, RunRecord
 from extractbench.plugins.verdict.sequential_gates import ALPHA, ANYTIME
-from extractbench.plugins.verdict.stats import BOOTSTRAP_RESAMPLES
+from extractbench.plugins.verdict.stats import BOOTSTRAP_RESAMPLES, is_binary
 from extractbench.suites.model_files import ModelFileError
 from extractbench.suites.registry import Registry
 
@@ -137,7 +137,15 @@ def _result(
 ) -> dict[str, Any]:
     metric = key.split("/", 1)[1]
     low, high = score_range(registry, suite, metric)
-    binary = agg.ci_method in ("wilson", "wilson_deff")  # Wilson: a 0/1 metric
+    # a 0/1 metric, as the aggregate decides it (its Wilson interval): read from the scores,
+    # since a stopped suite's interval method is the sequence's whatever the scores
+    binary = is_binary(
+        [
+            it.scores[metric]
+            for it in record.items
+            if it.suite == suite and it.outcome == "passed" and it.scores.get(metric) is not None
+        ]
+    )
     config: dict[str, Any] = {
         "evaluation_description": f"extractbench {key}: mean over the run's items",
         "metric_id": f"extractbench.{suite}.{metric}",
