@@ -9,6 +9,8 @@ suite-level decision, and a run that stops early with a baseline (pytester, fake
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -184,6 +186,13 @@ def test_a_run_with_a_baseline_stops_early_on_its_regression_check(toy100, mode)
     assert "stopped early (--stop-when-decided)" in section["reason"]
     # no speed against the baseline's: the stopped run's is its first groups'
     assert full["speed"] and section["speed"] == [] and "than the baseline" not in out
+    compared = subprocess.run(
+        [sys.executable, "-m", "extractbench.plugins.cli.main", "compare",
+         str(toy100.path / "base.json"), str(toy100.path / "record.json")],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "toy: not compared, it stopped early (--stop-when-decided)" in compared
+    assert "toy/items_per_s" not in compared
     # a baseline that scored every item right: the drop is found without running them all
     for item in full["items"]:
         item["scores"]["accuracy"] = 1.0

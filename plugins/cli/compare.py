@@ -149,12 +149,25 @@ def _gate_stats_lines(result: RecordComparison) -> list[str]:
 
 
 def _speed_lines(result: RecordComparison) -> list[str]:
-    """Each speed figure of the new run against the old one's (a ratio: no interval)."""
+    """Each speed figure of the new run against the old one's (a ratio: no interval), but
+    of no suite that stopped early in either run: its speed is its first groups'."""
+    stopped = sorted(
+        {
+            name
+            for record in (result.old, result.new)
+            for name, info in record.suites.items()
+            if info.stopped_early
+        }
+    )
     changes = speed_changes(
-        speed_stats(it.model_dump() for it in result.new.items),
-        speed_stats(it.model_dump() for it in result.old.items), None,
+        speed_stats(it.model_dump() for it in result.new.items if it.suite not in stopped),
+        speed_stats(it.model_dump() for it in result.old.items if it.suite not in stopped), None,
     )  # fmt: skip
     lines = [f"  {c.metric}: {change_text(c)}" for c in changes if c.slowdown is not None]
+    lines += [
+        f"  {name}: not compared, it stopped early (--stop-when-decided)"
+        for name in stopped
+    ]  # fmt: skip
     return (
         ["", "speed, new against old (model calls answered in each run):", *lines] if lines else []
     )

@@ -74,6 +74,12 @@ class SuiteInfo(_Model):
     )
     run_order: RunOrder | None = None
 
+    @property
+    def stopped_early(self) -> bool:
+        """Whether the suite left items out because ``--stop-when-decided`` decided its
+        gates (its speed and means are then those of its first groups)."""
+        return bool(self.run_order is not None and self.run_order.not_run)
+
 
 class Selection(_Model):
     """What the command selected, as the verdict needs it (``plugins.verdict.decide``).

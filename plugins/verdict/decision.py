@@ -220,9 +220,8 @@ def _stopped_checks(
 
 
 def _stopped(record: RunRecord, suite: str) -> bool:
-    """Whether ``suite`` left items out because its gates were decided early."""
     info = record.suites.get(suite)
-    return bool(info is not None and info.run_order is not None and info.run_order.not_run)
+    return info is not None and info.stopped_early
 
 
 def _undecided(gate: GateEntry, why: str) -> GateEntry:
