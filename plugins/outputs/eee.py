@@ -141,9 +141,10 @@ def _result(
     # since a stopped suite's interval method is the sequence's whatever the scores
     binary = is_binary(
         [
-            it.scores[metric]
+            value
             for it in record.items
-            if it.suite == suite and it.outcome == "passed" and it.scores.get(metric) is not None
+            if it.suite == suite and it.outcome == "passed"
+            if (value := it.scores.get(metric)) is not None
         ]
     )
     config: dict[str, Any] = {
